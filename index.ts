@@ -1,0 +1,2 @@
+export * from "./src/index.ts";
+export { default } from "./src/index.ts";

@@ -1,0 +1,35 @@
+/** The few error classes callers branch on. Messages are already sanitised when constructed. */
+
+/** A server's connection could not be set up; latched until `/mcp reconnect`. */
+export class SetupFailed extends Error {
+	override readonly name = "SetupFailed";
+	readonly server: string;
+	constructor(server: string, message: string) {
+		super(message);
+		this.server = server;
+	}
+}
+
+/** Credentials are missing or unusable; the message says what to do. */
+export class AuthRequired extends Error {
+	override readonly name = "AuthRequired";
+	readonly server: string;
+	constructor(server: string, message: string) {
+		super(message);
+		this.server = server;
+	}
+}
+
+export type CallFailure = "cancelled" | "timeout" | "closed" | "shutdown" | "refused" | "error";
+
+/** A request to a server failed (timeout, cancel, closed connection, refusal, protocol error). */
+export class CallFailed extends Error {
+	override readonly name = "CallFailed";
+	readonly server: string;
+	readonly reason: CallFailure;
+	constructor(server: string, message: string, reason: CallFailure) {
+		super(message);
+		this.server = server;
+		this.reason = reason;
+	}
+}

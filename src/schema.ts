@@ -1,0 +1,285 @@
+/**
+ * Server configuration shapes: the `mcpServers` entries of Pi's `mcp.json` plus pi-mcp's own
+ * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs.
+ */
+
+export type ProtocolMode = "auto" | "legacy" | "2026-07-28";
+export type AuthKind = "oauth" | "bearer";
+export type GrantType = "authorization_code" | "client_credentials";
+
+export type OAuthSettings = Readonly<{
+	/** Default `authorization_code`. */
+	grantType: GrantType;
+	clientId?: string;
+	/** Name of the environment variable holding the client secret (never the secret itself). */
+	clientSecretEnv?: string;
+	/** Exact issuer; required with a pre-registered `clientId` and for `client_credentials`. */
+	issuer?: string;
+	/** Loopback redirect URI; default: an ephemeral port on 127.0.0.1 with path `/callback`. */
+	redirectUri?: string;
+	scope?: string;
+}>;
+
+/** One entry as written in a file, shape-checked, before variables and paths are resolved. */
+export type RawServer = Readonly<{
+	transport: "stdio" | "http";
+	command?: string;
+	args: readonly string[];
+	env: Readonly<Record<string, string>>;
+	cwd?: string;
+	url?: string;
+	headers: Readonly<Record<string, string>>;
+	enabled: boolean;
+	description?: string;
+	/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
+	requestTimeoutMs?: number;
+	auth?: AuthKind;
+	bearerTokenEnv?: string;
+	oauth?: OAuthSettings;
+	protocolVersion: ProtocolMode;
+	/** Pi-only keys that were accepted but have no effect here. */
+	ignoredKeys: readonly string[];
+}>;
+
+/** A project entry that only switches a user entry on or off. */
+export type RawOverride = Readonly<{ enabled: boolean; ignoredKeys: readonly string[] }>;
+
+export type EntryShape =
+	| Readonly<{ kind: "server"; server: RawServer }>
+	| Readonly<{ kind: "override"; override: RawOverride }>
+	| Readonly<{ kind: "invalid"; error: string }>;
+
+export const PROTOCOL_MODES: readonly ProtocolMode[] = ["auto", "legacy", "2026-07-28"];
+
+/** Server names are used in commands and messages; Pi allows the same set. */
+export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+const COMMON_KEYS = ["type", "enabled", "disabled", "description", "timeout", "requestTimeoutMs", "protocolVersion"];
+const STDIO_KEYS = ["command", "args", "env", "cwd"];
+const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
+const PI_ONLY_KEYS = ["exposure", "toolExposure"];
+const OVERRIDE_KEYS = ["enabled", "disabled", ...PI_ONLY_KEYS];
+const OAUTH_KEYS = ["grantType", "clientId", "clientSecretEnv", "issuer", "redirectUri", "scope"];
+
+/** Hints for keys that other clients (Pi's built-in MCP among them) accept and we do not. */
+const KEY_HINTS: Readonly<Record<string, string>> = {
+	clientSecret: 'put the secret in an environment variable and name it in "clientSecretEnv"',
+	callbackPort: 'use "redirectUri", e.g. "http://127.0.0.1:8976/callback"',
+	callbackUrl: 'use "redirectUri"',
+};
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Maximum per-request timeout accepted from configuration: one hour. */
+const MAX_TIMEOUT_MS = 3_600_000;
+
+type Fields = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Fields {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+class ShapeError extends Error {}
+
+function fail(message: string): never {
+	throw new ShapeError(message);
+}
+
+function optionalString(raw: Fields, key: string, label = key): string | undefined {
+	const value = raw[key];
+	if (value === undefined) return undefined;
+	if (typeof value !== "string" || value.length === 0) fail(`field "${label}" must be a non-empty string`);
+	return value;
+}
+
+function stringArray(raw: Fields, key: string): readonly string[] {
+	const value = raw[key];
+	if (value === undefined) return [];
+	if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
+		fail(`field "${key}" must be an array of strings`);
+	}
+	return value;
+}
+
+function stringMap(raw: Fields, key: string): Readonly<Record<string, string>> {
+	const value = raw[key];
+	if (value === undefined) return {};
+	if (!isRecord(value)) fail(`field "${key}" must be an object of strings`);
+	const bad = Object.entries(value).find(([, item]) => typeof item !== "string");
+	if (bad) fail(`field "${key}.${bad[0]}" must be a string`);
+	return value as Record<string, string>;
+}
+
+function envName(raw: Fields, key: string, label = key): string | undefined {
+	const value = optionalString(raw, key, label);
+	if (value !== undefined && !ENV_NAME.test(value)) {
+		fail(`field "${label}" must name an environment variable (letters, digits, _), not hold a value`);
+	}
+	return value;
+}
+
+function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
+	const unknown = Object.keys(raw).find((key) => !allowed.includes(key));
+	if (unknown === undefined) return;
+	const hint = KEY_HINTS[unknown];
+	fail(`field "${prefix}${unknown}" is not supported${hint ? `; ${hint}` : ""}`);
+}
+
+function enabledFlag(raw: Fields): boolean {
+	const { enabled, disabled } = raw;
+	if (enabled !== undefined && typeof enabled !== "boolean") fail('field "enabled" must be true or false');
+	if (disabled !== undefined && typeof disabled !== "boolean") fail('field "disabled" must be true or false');
+	if (enabled !== undefined && disabled !== undefined && enabled === disabled) {
+		fail('fields "enabled" and "disabled" contradict each other');
+	}
+	return enabled ?? (disabled === undefined ? true : !disabled);
+}
+
+function requestTimeout(raw: Fields): number | undefined {
+	const { timeout, requestTimeoutMs } = raw;
+	if (timeout !== undefined && requestTimeoutMs !== undefined) {
+		fail('set either "timeout" (seconds) or "requestTimeoutMs", not both');
+	}
+	if (timeout !== undefined) {
+		if (typeof timeout !== "number" || !(timeout > 0) || timeout * 1000 > MAX_TIMEOUT_MS) {
+			fail('field "timeout" must be a number of seconds between 0 and 3600');
+		}
+		return Math.round(timeout * 1000);
+	}
+	if (requestTimeoutMs !== undefined) {
+		if (typeof requestTimeoutMs !== "number" || !Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
+			fail('field "requestTimeoutMs" must be a positive integer');
+		}
+		if (requestTimeoutMs > MAX_TIMEOUT_MS) fail('field "requestTimeoutMs" must be at most 3600000 (one hour)');
+		return requestTimeoutMs;
+	}
+	return undefined;
+}
+
+function protocolMode(raw: Fields): ProtocolMode {
+	const value = raw.protocolVersion;
+	if (value === undefined) return "auto";
+	if (typeof value !== "string" || !PROTOCOL_MODES.includes(value as ProtocolMode)) {
+		fail(`field "protocolVersion" must be one of ${PROTOCOL_MODES.map((mode) => `"${mode}"`).join(", ")}`);
+	}
+	return value as ProtocolMode;
+}
+
+function transportOf(raw: Fields): "stdio" | "http" {
+	const { type, command, url } = raw;
+	if (type === "sse") {
+		fail(
+			'type "sse" (the deprecated HTTP+SSE transport) is not supported; point "url" at the server\'s Streamable HTTP endpoint (often ending in /mcp rather than /sse) and use "type": "http"',
+		);
+	}
+	if (type !== undefined && type !== "stdio" && type !== "http" && type !== "streamable-http") {
+		fail('field "type" must be "stdio", "http" or "streamable-http"');
+	}
+	if (command !== undefined && url !== undefined) fail('set either "command" (stdio) or "url" (HTTP), not both');
+	const transport = type === undefined ? (url !== undefined ? "http" : "stdio") : type === "stdio" ? "stdio" : "http";
+	if (transport === "stdio" && command === undefined) {
+		fail(type === undefined ? 'set "command" (stdio) or "url" (HTTP)' : 'field "command" is required for a stdio server');
+	}
+	if (transport === "http" && url === undefined) fail('field "url" is required for an HTTP server');
+	return transport;
+}
+
+function authKind(raw: Fields): AuthKind | undefined {
+	const { auth } = raw;
+	if (auth === undefined) {
+		if (raw.bearerTokenEnv !== undefined) return "bearer";
+		if (raw.oauth !== undefined) return "oauth";
+		return undefined;
+	}
+	if (isRecord(auth)) fail('field "auth" must be "oauth" or "bearer" (Pi\'s auth.provider form is not supported)');
+	if (auth !== "oauth" && auth !== "bearer") fail('field "auth" must be "oauth" or "bearer"');
+	if (auth === "bearer" && raw.oauth !== undefined) fail('field "oauth" does not apply to auth "bearer"');
+	if (auth === "oauth" && raw.bearerTokenEnv !== undefined) fail('field "bearerTokenEnv" does not apply to auth "oauth"');
+	return auth;
+}
+
+function oauthSettings(raw: Fields): OAuthSettings {
+	const value = raw.oauth ?? {};
+	if (!isRecord(value)) fail('field "oauth" must be an object');
+	checkKeys(value, OAUTH_KEYS, "oauth.");
+	const grant = value.grantType ?? "authorization_code";
+	if (grant !== "authorization_code" && grant !== "client_credentials") {
+		fail('field "oauth.grantType" must be "authorization_code" or "client_credentials"');
+	}
+	const settings: OAuthSettings = {
+		grantType: grant,
+		clientId: optionalString(value, "clientId", "oauth.clientId"),
+		clientSecretEnv: envName(value, "clientSecretEnv", "oauth.clientSecretEnv"),
+		issuer: optionalString(value, "issuer", "oauth.issuer"),
+		redirectUri: optionalString(value, "redirectUri", "oauth.redirectUri"),
+		scope: optionalString(value, "scope", "oauth.scope"),
+	};
+	if (grant === "client_credentials") {
+		const missing = (["clientId", "clientSecretEnv", "issuer"] as const).find((key) => settings[key] === undefined);
+		if (missing) fail(`field "oauth.${missing}" is required for grantType "client_credentials"`);
+		if (settings.redirectUri !== undefined) fail('field "oauth.redirectUri" does not apply to "client_credentials"');
+	}
+	if (grant === "authorization_code" && settings.clientId !== undefined && settings.issuer === undefined) {
+		fail('field "oauth.issuer" is required with a pre-registered "oauth.clientId"');
+	}
+	return settings;
+}
+
+function serverShape(raw: Fields): RawServer {
+	const transport = transportOf(raw);
+	const own = transport === "stdio" ? STDIO_KEYS : HTTP_KEYS;
+	const other = transport === "stdio" ? HTTP_KEYS : STDIO_KEYS;
+	const misplaced = Object.keys(raw).find((key) => other.includes(key));
+	if (misplaced) fail(`field "${misplaced}" applies only to ${transport === "stdio" ? "HTTP" : "stdio"} servers`);
+	checkKeys(raw, [...COMMON_KEYS, ...own, ...PI_ONLY_KEYS]);
+	const auth = transport === "http" ? authKind(raw) : undefined;
+	return {
+		transport,
+		command: optionalString(raw, "command"),
+		args: stringArray(raw, "args"),
+		env: stringMap(raw, "env"),
+		cwd: optionalString(raw, "cwd"),
+		url: optionalString(raw, "url"),
+		headers: stringMap(raw, "headers"),
+		enabled: enabledFlag(raw),
+		description: optionalString(raw, "description"),
+		requestTimeoutMs: requestTimeout(raw),
+		auth,
+		bearerTokenEnv: auth === "bearer" ? envName(raw, "bearerTokenEnv") : undefined,
+		oauth: auth === "oauth" ? oauthSettings(raw) : undefined,
+		protocolVersion: protocolMode(raw),
+		ignoredKeys: PI_ONLY_KEYS.filter((key) => key in raw),
+	};
+}
+
+function bearerRequirement(server: RawServer): RawServer {
+	if (server.auth === "bearer" && server.bearerTokenEnv === undefined) {
+		fail('field "bearerTokenEnv" is required for auth "bearer"');
+	}
+	return server;
+}
+
+/**
+ * Checks one entry's shape. `allowOverride` is true for project files, where an entry holding only
+ * `enabled`/`disabled` (and Pi's exposure keys) switches the user entry of the same name.
+ */
+export function parseEntry(raw: unknown, allowOverride: boolean): EntryShape {
+	try {
+		if (!isRecord(raw)) fail("entry must be an object");
+		const isOverride =
+			allowOverride &&
+			Object.keys(raw).length > 0 &&
+			Object.keys(raw).every((key) => OVERRIDE_KEYS.includes(key)) &&
+			(raw.enabled !== undefined || raw.disabled !== undefined);
+		if (isOverride) {
+			return {
+				kind: "override",
+				override: { enabled: enabledFlag(raw), ignoredKeys: PI_ONLY_KEYS.filter((key) => key in raw) },
+			};
+		}
+		return { kind: "server", server: bearerRequirement(serverShape(raw)) };
+	} catch (error) {
+		if (error instanceof ShapeError) return { kind: "invalid", error: error.message };
+		throw error;
+	}
+}
