@@ -3,7 +3,10 @@
  * that leaves no process behind. State per server is a readonly record replaced whole; every
  * `await` is followed by a re-read (a reconnect or shutdown may have replaced it).
  */
+
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
 import type { ServerConfig, ServerEntry, ServerSource } from "./config.ts";
 import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
@@ -46,6 +49,8 @@ type Live = Readonly<{
 	client: Client;
 	/** Process group of a stdio server (setsid makes the child its leader). */
 	pgid?: number;
+	/** Value of `OWNER_ENV` given to a stdio server's processes. */
+	owner?: string;
 	era: string;
 	protocolVersion: string;
 	serverName?: string;
@@ -141,7 +146,8 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 	}
 }
 
-const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms).unref());
+// Not unref()ed: teardown must finish even when nothing else keeps the event loop alive.
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
 /** SIGTERM the group, give it a moment, then SIGKILL whatever is left. */
 async function killGroup(pgid: number | undefined): Promise<void> {
@@ -152,6 +158,45 @@ async function killGroup(pgid: number | undefined): Promise<void> {
 		await sleep(50);
 	}
 	signalGroup(pgid, "SIGKILL");
+}
+
+/** Environment variable that marks every process of one stdio connection (probe sibling included). */
+export const OWNER_ENV = "PI_MCP_OWNER";
+
+/**
+ * Processes that carry `OWNER_ENV=<owner>`: what is left of a connection after its group was killed
+ * (the SDK's probe sibling lives in a group we never learn, and its children too). Linux only;
+ * elsewhere the group kill is all we do.
+ */
+async function ownedPids(owner: string): Promise<number[]> {
+	if (process.platform !== "linux") return [];
+	const needle = Buffer.from(`${OWNER_ENV}=${owner}\0`);
+	const entries = await readdir("/proc").catch(() => [] as string[]);
+	const found = await Promise.all(
+		entries
+			.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+			.map(async (entry) => {
+				const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
+				return environ?.includes(needle) ? Number(entry) : undefined;
+			}),
+	);
+	return found.filter((pid): pid is number => pid !== undefined);
+}
+
+/** Kills the connection's process group, then any process still carrying its owner mark. */
+async function killAll(pgid: number | undefined, owner: string | undefined): Promise<void> {
+	await killGroup(pgid);
+	if (owner === undefined) return;
+	const left = await ownedPids(owner);
+	for (const pid of left) signalPid(pid, "SIGKILL");
+}
+
+function signalPid(pid: number, signal: NodeJS.Signals): void {
+	try {
+		process.kill(pid, signal);
+	} catch {
+		// Already gone.
+	}
 }
 
 /** Tools whose `_meta.ui.visibility` lacks "model" are for MCP Apps only. */
@@ -282,12 +327,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		const tail = tailOf(name);
 		tail.clear();
 		const wrapper = config.transport === "stdio" ? setsid() : null;
+		const owner = randomUUID();
 		const transport =
 			config.transport === "stdio"
 				? new sdk.StdioClientTransport({
 						command: wrapper ?? (config.command as string),
 						args: wrapper ? [config.command as string, ...config.args] : [...config.args],
-						env: { ...config.env },
+						env: { ...config.env, [OWNER_ENV]: owner },
 						cwd: config.cwd,
 						stderr: "pipe",
 					})
@@ -295,7 +341,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 						requestInit: { headers: { ...config.headers } },
 						...(bearer ? { authProvider: { token: async () => bearer } } : {}),
 					});
-		if (transport instanceof sdk.StdioClientTransport) transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+		const spawned: { pid?: number } = {};
+		if (transport instanceof sdk.StdioClientTransport) {
+			transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+			// The SDK forgets the pid when a connect fails; keep it to kill the group. An own-property
+			// wrapper leaves the class untouched, so the SDK still runs its probe sibling.
+			const start = transport.start.bind(transport);
+			transport.start = async () => {
+				await start();
+				spawned.pid = transport.pid ?? undefined;
+			};
+		}
 		const client = new sdk.Client(
 			{ name: options.clientInfo.name, version: options.clientInfo.version },
 			{ capabilities: {}, versionNegotiation: negotiation(config) },
@@ -304,19 +360,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		client.onerror = () => {
 			// Transport errors surface through the failing request or `onclose`; never on the console.
 		};
-		const pidOf = () => (transport instanceof sdk.StdioClientTransport ? (transport.pid ?? undefined) : undefined);
 		try {
 			await client.connect(transport, { timeout: config.requestTimeoutMs, signal });
 		} catch (error) {
-			const pgid = wrapper ? pidOf() : undefined;
 			closing.value = true;
 			await client.close().catch(() => undefined);
-			await killGroup(pgid);
+			if (config.transport === "stdio") await killAll(wrapper ? spawned.pid : undefined, owner);
 			throw error;
 		}
 		const live: Live = {
 			client,
-			pgid: wrapper ? pidOf() : undefined,
+			pgid: wrapper ? spawned.pid : undefined,
+			owner: config.transport === "stdio" ? owner : undefined,
 			era: client.getProtocolEra?.() ?? "legacy",
 			protocolVersion: client.getNegotiatedProtocolVersion?.() ?? "unknown",
 			serverName: client.getServerVersion()?.name,
@@ -336,7 +391,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 					clean(name, `MCP server "${name}" closed the connection.${stderr}\nRun /mcp reconnect ${name} to start it again.`),
 				),
 			});
-			void killGroup(live.pgid);
+			void killAll(live.pgid, live.owner);
 		};
 		return live;
 	}
@@ -475,7 +530,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	async function closeLive(live: Live): Promise<void> {
 		live.closing.value = true;
 		await live.client.close().catch(() => undefined);
-		await killGroup(live.pgid);
+		await killAll(live.pgid, live.owner);
 	}
 
 	async function reset(name: string): Promise<void> {

@@ -1,0 +1,163 @@
+/**
+ * Proves the headless harness (tests/helpers/pi.ts + tests/fixtures/faux.ts) against the REAL Pi 1.6 CLI, using only
+ * the probe extension (no product code).
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readlinkSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import {
+	descendantPids,
+	finalText,
+	makeSandbox,
+	PROBE_EXT,
+	pidAlive,
+	runPiJson,
+	runPiPrint,
+	type Sandbox,
+	startPiRpc,
+	toolResults,
+} from "./helpers/pi.ts";
+
+describe("headless Pi harness (probe extension)", () => {
+	const state: { sandbox?: Sandbox } = {};
+	const sandbox = (): Sandbox => {
+		if (state.sandbox === undefined) throw new Error("sandbox not ready");
+		return state.sandbox;
+	};
+	before(async () => {
+		state.sandbox = await makeSandbox();
+	});
+	after(async () => {
+		await state.sandbox?.cleanup();
+	});
+
+	it("JSON mode: scripted tool call, tool result, final text with {{last}}", async () => {
+		const run = await runPiJson({
+			sandbox: sandbox(),
+			extensions: [PROBE_EXT],
+			script: [{ tool: "probe_echo", args: { text: "hi" } }, { text: "FINAL {{last}}" }],
+			prompt: "go",
+		});
+		assert.equal(run.code, 0, run.stderr);
+		assert.deepEqual(run.junk, []);
+		assert.equal(run.events[0]?.type, "session");
+		assert.equal(run.events.at(-1)?.type, "agent_settled");
+		const tools = toolResults(run.events);
+		assert.equal(tools.length, 1);
+		assert.equal(tools[0]?.toolName, "probe_echo");
+		assert.deepEqual(tools[0]?.args, { text: "hi" });
+		assert.equal(tools[0]?.isError, false);
+		assert.equal(tools[0]?.text, "echo: hi");
+		assert.equal(finalText(run.events), "FINAL echo: hi");
+		assert.deepEqual(run.leftoverPids, []);
+	});
+
+	it("JSON mode: parallel tool calls, unknown tool is an error, script exhaustion", async () => {
+		const run = await runPiJson({
+			sandbox: sandbox(),
+			extensions: [PROBE_EXT],
+			script: [
+				{
+					tools: [
+						{ tool: "probe_echo", args: { text: "a" } },
+						{ tool: "probe_echo", args: { text: "b" } },
+					],
+				},
+				{ tool: "no_such_tool", args: {} },
+				{ text: "saw {{last}}" },
+			],
+			prompt: "go",
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const tools = toolResults(run.events);
+		assert.deepEqual(
+			tools.map((t) => [t.toolName, t.isError, t.text]),
+			[
+				["probe_echo", false, "echo: a"],
+				["probe_echo", false, "echo: b"],
+				["no_such_tool", true, tools[2]?.text ?? ""],
+			],
+		);
+		assert.match(tools[2]?.text ?? "", /no_such_tool/);
+		assert.equal(finalText(run.events), `saw ${tools[2]?.text}`);
+
+		const exhausted = await runPiJson({ sandbox: sandbox(), extensions: [PROBE_EXT], script: [], prompt: "go" });
+		assert.equal(exhausted.code, 0, exhausted.stderr);
+		assert.equal(finalText(exhausted.events), "faux script exhausted");
+	});
+
+	it("print mode prints the final text", async () => {
+		const run = await runPiPrint({
+			sandbox: sandbox(),
+			extensions: [PROBE_EXT],
+			script: [{ tool: "probe_echo", args: { text: "printed" } }, { text: "PRINT {{last}}" }],
+			prompt: "go",
+		});
+		assert.equal(run.code, 0, run.stderr);
+		assert.equal(run.stdout.trim(), "PRINT echo: printed");
+		assert.deepEqual(run.leftoverPids, []);
+	});
+
+	it("RPC mode: /probe notifies, a model prompt settles, stdin EOF shuts down cleanly", async () => {
+		const rpc = await startPiRpc({
+			sandbox: sandbox(),
+			extensions: [PROBE_EXT],
+			script: [{ tool: "probe_echo", args: { text: "rpc" } }, { text: "RPC {{last}}" }],
+		});
+		try {
+			const cmd = await rpc.prompt("/probe hello");
+			assert.equal(cmd.response.success, true);
+			assert.deepEqual(cmd.response.data, { disposition: "handled" });
+			const notify = cmd.uiRequests.find((r) => r.method === "notify");
+			assert.ok(notify, JSON.stringify(cmd.uiRequests));
+			assert.equal(notify.message, "probe: hello");
+			assert.equal(notify.notifyType, "info");
+
+			const run = await rpc.prompt("go");
+			assert.deepEqual(run.response.data, { disposition: "started" });
+			assert.equal(run.events.at(-1)?.type, "agent_settled");
+			assert.equal(toolResults(run.events)[0]?.text, "echo: rpc");
+			assert.equal(finalText(run.events), "RPC echo: rpc");
+
+			const state = await rpc.request({ type: "get_state" });
+			assert.equal(state.success, true);
+
+			assert.equal(pidAlive(rpc.pid), true);
+			assert.deepEqual(descendantPids(rpc.pid), []);
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0, closed.stderr);
+			assert.deepEqual(closed.leftoverPids, []);
+			assert.equal(pidAlive(rpc.pid), false);
+		}
+	});
+
+	it("kills Pi on timeout and leaves no process behind", async () => {
+		const rpc = await startPiRpc({ sandbox: sandbox(), extensions: [PROBE_EXT] });
+		// Pi needs ~1 s to start, so a 1 ms deadline always expires.
+		await assert.rejects(rpc.prompt("/probe x", 1), /timed out after 1 ms/);
+		const closed = await rpc.close();
+		assert.equal(closed.signal, "SIGKILL");
+		assert.equal(pidAlive(rpc.pid), false);
+
+		await assert.rejects(
+			runPiJson({ sandbox: sandbox(), extensions: [PROBE_EXT], script: [], prompt: "go", timeoutMs: 50 }),
+			/timed out after 50 ms/,
+		);
+		assert.deepEqual(processesIn(sandbox().cwd), []);
+	});
+});
+
+/** Live pids whose cwd is `dir` (Pi runs in sandbox.cwd). */
+function processesIn(dir: string): number[] {
+	return readdirSync("/proc")
+		.filter((n) => /^\d+$/.test(n))
+		.map(Number)
+		.filter((pid) => {
+			try {
+				return readlinkSync(`/proc/${pid}/cwd`) === dir && pidAlive(pid);
+			} catch {
+				return false;
+			}
+		});
+}

@@ -1,0 +1,76 @@
+/** Real fixture MCP servers for tests: paths, an HTTP launcher, and the wire log reader. */
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
+export const SERVER = join(FIXTURES, "server.mjs");
+export const LEGACY_EXIT = join(FIXTURES, "legacy-exit-on-probe.mjs");
+export const HANG = join(FIXTURES, "hang.mjs");
+export const CRASH = join(FIXTURES, "crash.mjs");
+
+export type WireLine = Readonly<{ pid: number; method?: string; event?: string }>;
+
+/** Every line the fixture processes appended to a FIXTURE_LOG file. */
+export function readWire(path: string): WireLine[] {
+	if (!existsSync(path)) return [];
+	return readFileSync(path, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((line) => JSON.parse(line) as WireLine);
+}
+
+export const count = (lines: readonly WireLine[], key: string): number =>
+	lines.filter((line) => line.method === key || line.event === key).length;
+
+export const startedPids = (lines: readonly WireLine[]): number[] =>
+	lines.filter((line) => line.event === "start").map((line) => line.pid);
+
+export function pidAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+	} catch {
+		return false;
+	}
+	// A zombie is dead for our purposes.
+	const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8") : "";
+	return !/^\d+ \(.*\) Z /.test(stat);
+}
+
+export type HttpFixture = Readonly<{ url: string; child: ChildProcess; stop(): Promise<void> }>;
+
+/** Starts `server.mjs http` on 127.0.0.1 and resolves with its URL. */
+export function startHttpFixture(flags: readonly string[] = [], env: Record<string, string> = {}): Promise<HttpFixture> {
+	const child = spawn(process.execPath, [SERVER, "http", ...flags], {
+		env: { ...process.env, ...env },
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	return new Promise((resolve, reject) => {
+		const chunks: string[] = [];
+		const timer = setTimeout(() => {
+			child.kill("SIGKILL");
+			reject(new Error("HTTP fixture did not start"));
+		}, 10_000);
+		child.stdout?.on("data", (chunk: Buffer) => {
+			chunks.push(chunk.toString());
+			const line = chunks.join("").split("\n")[0];
+			if (!line || !chunks.join("").includes("\n")) return;
+			clearTimeout(timer);
+			const { url } = JSON.parse(line) as { url: string };
+			resolve({
+				url,
+				child,
+				stop: () =>
+					new Promise<void>((done) => {
+						if (child.exitCode !== null || child.signalCode !== null) return done();
+						child.once("exit", () => done());
+						child.kill("SIGTERM");
+					}),
+			});
+		});
+		child.once("exit", (code) => {
+			clearTimeout(timer);
+			reject(new Error(`HTTP fixture exited with ${code}`));
+		});
+	});
+}

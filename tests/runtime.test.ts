@@ -1,0 +1,328 @@
+/**
+ * The runtime against real SDK v2 fixture servers (both eras, stdio and Streamable HTTP on
+ * 127.0.0.1): negotiation, coalescing, independent calls, latched failures, teardown.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { loadConfig } from "../src/config.ts";
+import { CallFailed, SetupFailed } from "../src/errors.ts";
+import { createRuntime, type Runtime, sdkNotices } from "../src/runtime.ts";
+import {
+	CRASH,
+	count,
+	HANG,
+	type HttpFixture,
+	LEGACY_EXIT,
+	pidAlive,
+	readWire,
+	SERVER,
+	startedPids,
+	startHttpFixture,
+} from "./helpers/servers.ts";
+
+type Harness = Readonly<{ dir: string; log: string; runtime: Runtime; cleanup(): Promise<void> }>;
+
+const node = process.execPath;
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+	await Promise.all(cleanups.map((cleanup) => cleanup()));
+});
+
+/** Writes an mcp.json, loads it the way the extension does, and builds a runtime. */
+async function harness(
+	servers: (log: string, dir: string) => Record<string, unknown>,
+	env: Record<string, string | undefined> = process.env,
+): Promise<Harness> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-runtime-"));
+	const log = join(dir, "wire.log");
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers(log, dir) }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env });
+	for (const entry of config.servers) assert.equal(entry.error, undefined, entry.error);
+	const runtime = createRuntime({ servers: config.servers, env, clientInfo: { name: "pi-mcp-test", version: "0.0.0" } });
+	const cleanup = async () => {
+		await runtime.dispose();
+		await rm(dir, { recursive: true, force: true });
+	};
+	cleanups.push(cleanup);
+	return { dir, log, runtime, cleanup };
+}
+
+const stdio = (log: string, extra: Record<string, unknown> = {}, flags: string[] = []) => ({
+	command: node,
+	args: [SERVER, "stdio", ...flags],
+	env: { FIXTURE_LOG: log },
+	...extra,
+});
+
+const text = (result: { content?: readonly { type: string; text?: string }[] }) =>
+	(result.content ?? []).map((block) => block.text ?? "").join("");
+
+describe("negotiation", () => {
+	test("stdio auto → modern, with exactly two processes spawned and one alive after", async () => {
+		const h = await harness((log) => ({ fx: stdio(log) }));
+		const result = await h.runtime.call("fx", "echo", { text: "hi" });
+		assert.equal(text(result), "[modern] hi");
+		const status = h.runtime.status().find((s) => s.name === "fx");
+		assert.equal(status?.era, "modern");
+		assert.equal(status?.protocolVersion, "2026-07-28");
+		const pids = startedPids(readWire(h.log));
+		assert.equal(pids.length, 2, "the SDK's probe sibling plus the resident process");
+		assert.deepEqual(pids.map(pidAlive), [false, true], "only the resident survives");
+		await h.cleanup();
+		assert.equal(pids.some(pidAlive), false, "nothing survives teardown");
+	});
+
+	test("stdio auto → legacy for a legacy-only server, and for one that exits when probed", async () => {
+		const h = await harness((log) => ({
+			old: stdio(log, {}, ["--legacy-only"]),
+			fragile: { command: node, args: [LEGACY_EXIT], env: { FIXTURE_LOG: log } },
+		}));
+		assert.equal(text(await h.runtime.call("old", "echo", { text: "x" })), "[legacy] x");
+		assert.equal(text(await h.runtime.call("fragile", "hello", {})), "hello from legacy");
+		const statuses = h.runtime.status();
+		assert.equal(statuses.find((s) => s.name === "old")?.era, "legacy");
+		assert.equal(statuses.find((s) => s.name === "fragile")?.era, "legacy");
+		const wire = readWire(h.log);
+		const fragilePids = [...new Set(wire.filter((line) => line.method === "hello" || line.event === "start").map((l) => l.pid))];
+		assert.ok(fragilePids.length >= 2);
+		await h.cleanup();
+	});
+
+	test("legacy mode does a plain handshake with one process", async () => {
+		const h = await harness((log) => ({ fx: stdio(log, { protocolVersion: "legacy" }) }));
+		assert.equal(text(await h.runtime.call("fx", "echo", { text: "y" })), "[legacy] y");
+		const wire = readWire(h.log);
+		assert.equal(startedPids(wire).length, 1);
+		assert.equal(count(wire, "server/discover"), 0);
+		assert.equal(count(wire, "initialize"), 1);
+		await h.cleanup();
+	});
+
+	test("a pinned 2026-07-28 server that only speaks legacy gets a clear error", async () => {
+		const h = await harness((log) => ({
+			pinned: stdio(log, { protocolVersion: "2026-07-28" }, ["--legacy-only"]),
+			fine: stdio(log, { protocolVersion: "2026-07-28" }),
+		}));
+		await assert.rejects(h.runtime.call("pinned", "echo", { text: "x" }), (error: Error) => {
+			assert.ok(error instanceof SetupFailed);
+			assert.match(error.message, /MCP server "pinned" failed to start: the server does not offer protocol 2026-07-28/);
+			assert.match(error.message, /\/mcp reconnect pinned/);
+			return true;
+		});
+		assert.equal(text(await h.runtime.call("fine", "echo", { text: "ok" })), "[modern] ok", "other servers unaffected");
+		await h.cleanup();
+	});
+
+	describe("Streamable HTTP", () => {
+		const fixtures: HttpFixture[] = [];
+		after(async () => {
+			await Promise.all(fixtures.map((fixture) => fixture.stop()));
+		});
+
+		test("auto → modern, auto → legacy, pin vs legacy-only", async () => {
+			const modern = await startHttpFixture();
+			const legacy = await startHttpFixture(["--legacy-only"]);
+			fixtures.push(modern, legacy);
+			const h = await harness(() => ({
+				modern: { url: modern.url },
+				legacy: { url: legacy.url },
+				legacyMode: { url: modern.url, protocolVersion: "legacy" },
+				pinned: { url: legacy.url, protocolVersion: "2026-07-28" },
+			}));
+			assert.equal(text(await h.runtime.call("modern", "echo", { text: "a" })), "[modern] a");
+			assert.equal(text(await h.runtime.call("legacy", "echo", { text: "b" })), "[legacy] b");
+			assert.equal(text(await h.runtime.call("legacyMode", "echo", { text: "c" })), "[legacy] c");
+			await assert.rejects(h.runtime.call("pinned", "echo", { text: "d" }), /does not offer protocol 2026-07-28/);
+			const byName = new Map(h.runtime.status().map((s) => [s.name, s]));
+			assert.equal(byName.get("modern")?.era, "modern");
+			assert.equal(byName.get("legacy")?.era, "legacy");
+			assert.equal(byName.get("pinned")?.state, "failed");
+			await h.cleanup();
+		});
+	});
+});
+
+describe("concurrency", () => {
+	test("16 concurrent first calls share one setup and one tools/list on the wire", async () => {
+		const h = await harness((log) => ({ fx: stdio(log) }));
+		const results = await Promise.all(Array.from({ length: 16 }, (_, i) => h.runtime.call("fx", "echo", { text: `n${i}` })));
+		assert.deepEqual(
+			results.map(text),
+			Array.from({ length: 16 }, (_, i) => `[modern] n${i}`),
+		);
+		const wire = readWire(h.log);
+		assert.equal(startedPids(wire).length, 2, "one setup: probe sibling + resident");
+		assert.equal(count(wire, "tools/list"), 1);
+		assert.equal(count(wire, "tools/call"), 16, "identical-looking calls are not deduplicated");
+		await h.cleanup();
+	});
+
+	test("cancelling one of two concurrent calls leaves the other running", async () => {
+		const h = await harness((log) => ({ fx: stdio(log) }));
+		await h.runtime.call("fx", "echo", { text: "warm" });
+		const controller = new AbortController();
+		const cancelled = h.runtime.call("fx", "slow", { ms: 2000, steps: 4 }, { signal: controller.signal });
+		const sibling = h.runtime.call("fx", "slow", { ms: 800, steps: 2 });
+		setTimeout(() => controller.abort(), 300);
+		await assert.rejects(cancelled, (error: Error) => {
+			assert.ok(error instanceof CallFailed);
+			assert.equal(error.reason, "cancelled");
+			assert.equal(error.message, 'tool "slow" on MCP server "fx" was cancelled');
+			return true;
+		});
+		assert.equal(text(await sibling), "done after 800ms");
+		assert.equal(text(await h.runtime.call("fx", "echo", { text: "still fine" })), "[modern] still fine");
+		assert.equal(count(readWire(h.log), "notifications/cancelled"), 1);
+		await h.cleanup();
+	});
+
+	test("a timeout is reported as a timeout, not a cancel; progress keeps a long call alive", async () => {
+		const h = await harness((log) => ({ fx: stdio(log, { requestTimeoutMs: 2000 }) }));
+		await h.runtime.call("fx", "echo", { text: "warm" });
+		await assert.rejects(h.runtime.call("fx", "slow", { ms: 4000, steps: 1 }), (error: Error) => {
+			assert.ok(error instanceof CallFailed);
+			assert.equal(error.reason, "timeout");
+			assert.match(error.message, /tool "slow" on MCP server "fx" timed out after 2 s without progress/);
+			return true;
+		});
+		const seen: number[] = [];
+		const long = await h.runtime.call("fx", "slow", { ms: 3500, steps: 7 }, { onProgress: (p) => seen.push(p.progress) });
+		assert.equal(text(long), "done after 3500ms", "runs longer than the request timeout because progress resets it");
+		assert.deepEqual(seen.slice(0, 6), [1, 2, 3, 4, 5, 6]);
+		await h.cleanup();
+	});
+
+	test("isError results are returned as results, and the session keeps working", async () => {
+		const h = await harness((log) => ({ fx: stdio(log) }));
+		const failed = await h.runtime.call("fx", "fail", { message: "nope" });
+		assert.equal(failed.isError, true);
+		assert.equal(text(failed), "nope");
+		assert.equal(text(await h.runtime.call("fx", "add", { a: 2, b: 3 })), "5");
+		await h.cleanup();
+	});
+});
+
+describe("failures and teardown", () => {
+	test("a failed setup latches with the stderr tail; reset clears it", async () => {
+		const h = await harness((_log, dir) => ({
+			flaky: {
+				command: "sh",
+				args: ["-c", `test -f "${join(dir, "ready")}" && exec "${node}" "${SERVER}" || exec "${node}" "${CRASH}"`],
+			},
+			good: stdio(join(dir, "good.log")),
+		}));
+		const first = await h.runtime.call("flaky", "echo", { text: "x" }).catch((error: Error) => error);
+		assert.ok(first instanceof SetupFailed);
+		assert.match(first.message, /^MCP server "flaky" failed to start: the server closed the connection during setup/);
+		assert.match(first.message, /fixture crash: missing API_KEY/);
+		assert.doesNotMatch(first.message, /\u001b/, "stderr escapes are stripped");
+		assert.match(first.message, /\/mcp reconnect flaky/);
+		await writeFile(join(h.dir, "ready"), "");
+		const second = await h.runtime.call("flaky", "echo", { text: "x" }).catch((error: Error) => error);
+		assert.equal(second, first, "the failure is latched: same error, no new attempt");
+		assert.equal(h.runtime.status().find((s) => s.name === "flaky")?.state, "failed");
+		assert.equal(text(await h.runtime.call("good", "echo", { text: "ok" })), "[modern] ok");
+		await h.runtime.reset("flaky");
+		assert.equal(h.runtime.status().find((s) => s.name === "flaky")?.state, "idle");
+		assert.equal(text(await h.runtime.call("flaky", "echo", { text: "back" })), "[modern] back");
+		await h.cleanup();
+	});
+
+	test("setup is bounded by the timeout and the silent process is killed", async () => {
+		const h = await harness((log) => ({
+			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 500 },
+		}));
+		await assert.rejects(h.runtime.call("silent", "x", {}), /MCP server "silent" failed to start: setup did not finish within/);
+		const pids = startedPids(readWire(h.log));
+		assert.equal(pids.length, 1);
+		assert.equal(pidAlive(pids[0] as number), false);
+		await h.cleanup();
+	});
+
+	test("teardown kills the whole process group, grandchildren included", async () => {
+		const h = await harness((log) => ({ fx: stdio(log, { env: { FIXTURE_LOG: log, FIXTURE_SPAWN_GRANDCHILD: "1" } }) }));
+		await h.runtime.call("fx", "echo", { text: "x" });
+		const wire = readWire(h.log);
+		const grandchildren = wire.filter((line) => line.event === "grandchild").map((line) => line.pid);
+		const resident = startedPids(wire).filter(pidAlive);
+		assert.equal(resident.length, 1);
+		assert.ok(grandchildren.some(pidAlive), "the resident's grandchild runs");
+		await h.runtime.dispose();
+		for (const pid of [...resident, ...grandchildren]) assert.equal(pidAlive(pid), false, `pid ${pid} survived teardown`);
+		await h.cleanup();
+	});
+
+	test("shutdown during setup aborts it and leaves no process", async () => {
+		const h = await harness((log) => ({
+			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 20_000 },
+		}));
+		const pending = h.runtime.call("silent", "x", {}).catch((error: Error) => error);
+		await new Promise((resolve) => setTimeout(resolve, 500));
+		await h.runtime.dispose();
+		const error = await pending;
+		assert.ok(error instanceof Error);
+		assert.match(error.message, /session ended/);
+		for (const pid of startedPids(readWire(h.log))) assert.equal(pidAlive(pid), false);
+		await h.cleanup();
+	});
+
+	test("a stdio child gets only the safe default environment plus its configured env", async () => {
+		process.env.PI_MCP_TEST_LEAK = "should-not-leak";
+		const h = await harness((log) => ({ fx: stdio(log, { env: { FIXTURE_LOG: log, GIVEN: "${PI_MCP_TEST_GIVEN}" } }) }), {
+			...process.env,
+			PI_MCP_TEST_GIVEN: "given-value",
+		});
+		assert.equal(text(await h.runtime.call("fx", "env", { name: "PI_MCP_TEST_LEAK" })), "<unset>");
+		assert.equal(text(await h.runtime.call("fx", "env", { name: "GIVEN" })), "given-value");
+		assert.equal(text(await h.runtime.call("fx", "env", { name: "PATH" })), process.env.PATH);
+		delete process.env.PI_MCP_TEST_LEAK;
+		await h.cleanup();
+	});
+
+	test("app-only tools are hidden and refused; unknown tools and servers get clear errors", async () => {
+		const h = await harness((log) => ({ fx: stdio(log), off: { ...stdio(log), enabled: false } }));
+		const tools = await h.runtime.tools("fx");
+		assert.ok(tools.some((tool) => tool.name === "echo"));
+		assert.equal(
+			tools.some((tool) => tool.name === "app-only"),
+			false,
+		);
+		await assert.rejects(h.runtime.call("fx", "app-only", {}), /tool "app-only" on MCP server "fx" is for MCP Apps only/);
+		await assert.rejects(h.runtime.call("fx", "nope", {}), /MCP server "fx" has no tool "nope"; available: echo/);
+		await assert.rejects(h.runtime.call("ghost", "x", {}), /unknown MCP server "ghost"; configured: fx, off/);
+		await assert.rejects(h.runtime.call("off", "echo", {}), /MCP server "off" is disabled in .*mcp\.json/);
+		assert.equal(text(await h.runtime.call("fx", "echo", { text: "z" })), "[modern] z");
+		await h.cleanup();
+	});
+
+	test("the SDK's console notices never reach the terminal; other console output still does", async () => {
+		const h = await harness((log) => ({ fx: stdio(log) }));
+		await h.runtime.call("fx", "echo", { text: "x" });
+		const written: string[] = [];
+		const stdoutWrite = process.stdout.write.bind(process.stdout);
+		const stderrWrite = process.stderr.write.bind(process.stderr);
+		const capture = (chunk: unknown) => {
+			written.push(String(chunk));
+			return true;
+		};
+		process.stdout.write = capture as typeof process.stdout.write;
+		process.stderr.write = capture as typeof process.stderr.write;
+		try {
+			console.debug("Client.listTools() called but server does not advertise tools capability - returning empty list");
+			console.warn("[mcp-sdk] excluding tool 'x' from tools/list: invalid x-mcp-header declaration");
+			console.warn("ordinary warning");
+		} finally {
+			process.stdout.write = stdoutWrite;
+			process.stderr.write = stderrWrite;
+		}
+		assert.deepEqual(
+			written.map((line) => line.trim()),
+			["ordinary warning"],
+		);
+		assert.ok(sdkNotices.some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
+		await h.cleanup();
+	});
+});
