@@ -84,13 +84,20 @@ function position(text: string, offset: number): string {
 	return `line ${line}, column ${column}`;
 }
 
-function jsonErrorMessage(text: string, error: unknown): string {
-	const message = error instanceof Error ? error.message : String(error);
-	const lineCol = /\(line (\d+) column (\d+)\)/.exec(message);
-	const offset = /position (\d+)/.exec(message);
-	const where = lineCol ? `line ${lineCol[1]}, column ${lineCol[2]}` : offset ? position(text, Number(offset[1])) : "end of file";
-	const reason = message.replace(/\s*(in JSON )?at position \d+.*$/s, "").replace(/^JSON\.parse: /, "");
-	return `invalid JSON at ${where}: ${reason}`;
+/**
+ * Where and why a file is not valid JSON. V8's messages only sometimes carry a position, so the
+ * file is parsed again by jsonc-parser (strict: no comments, no trailing commas), loaded only here.
+ */
+async function jsonErrorMessage(text: string): Promise<string> {
+	const { parse, printParseErrorCode } = await import("jsonc-parser");
+	const errors: { error: number; offset: number }[] = [];
+	parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+	const first = errors[0];
+	if (!first) return "invalid JSON";
+	const reason = printParseErrorCode(first.error as Parameters<typeof printParseErrorCode>[0])
+		.replace(/([a-z])([A-Z])/g, "$1 $2")
+		.toLowerCase();
+	return `invalid JSON at ${position(text, first.offset)}: ${reason}`;
 }
 
 async function readFileReport(path: string, scope: "user" | "project"): Promise<FileRead> {
@@ -116,7 +123,8 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	}
 	const text = await readFile(path, "utf8");
 	const parsed = parseJson(text);
-	if ("error" in parsed) return { report: { scope, path, state: "error", error: `${path}: ${parsed.error}` }, candidates: [] };
+	if (!parsed)
+		return { report: { scope, path, state: "error", error: `${path}: ${await jsonErrorMessage(text)}` }, candidates: [] };
 	const root = parsed.value;
 	if (typeof root !== "object" || root === null || Array.isArray(root)) {
 		return { report: { scope, path, state: "error", error: `${path}: the top level must be an object` }, candidates: [] };
@@ -140,11 +148,11 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	return { report: { scope, path, state: "loaded" }, candidates };
 }
 
-function parseJson(text: string): { value: unknown } | { error: string } {
+function parseJson(text: string): { value: unknown } | undefined {
 	try {
 		return { value: JSON.parse(text) };
-	} catch (error) {
-		return { error: jsonErrorMessage(text, error) };
+	} catch {
+		return undefined;
 	}
 }
 
@@ -329,10 +337,14 @@ export async function loadConfig(options: LoadOptions): Promise<ConfigSnapshot> 
 		? await readFileReport(paths.project, "project")
 		: { report: { scope: "project", path: paths.project, state: projectExists ? "untrusted" : "missing" }, candidates: [] };
 
+	const extension = new Map(extensionCandidates(options.extensionServers ?? []).map((candidate) => [candidate.name, candidate]));
+	// File entries come first (they count first against the limit) and win over extension entries.
 	const byName = new Map<string, Candidate>();
-	for (const candidate of extensionCandidates(options.extensionServers ?? [])) byName.set(candidate.name, candidate);
 	for (const candidate of user.candidates) byName.set(candidate.name, candidate);
-	for (const candidate of project.candidates) byName.set(candidate.name, merge(byName.get(candidate.name), candidate));
+	for (const candidate of project.candidates) {
+		byName.set(candidate.name, merge(byName.get(candidate.name) ?? extension.get(candidate.name), candidate));
+	}
+	for (const [name, candidate] of extension) if (!byName.has(name)) byName.set(name, candidate);
 
 	const servers = [...byName.values()].map((candidate, index) =>
 		index < MAX_SERVERS

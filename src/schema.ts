@@ -141,8 +141,8 @@ function requestTimeout(raw: Fields): number | undefined {
 		fail('set either "timeout" (seconds) or "requestTimeoutMs", not both');
 	}
 	if (timeout !== undefined) {
-		if (typeof timeout !== "number" || !(timeout > 0) || timeout * 1000 > MAX_TIMEOUT_MS) {
-			fail('field "timeout" must be a number of seconds between 0 and 3600');
+		if (typeof timeout !== "number" || !(timeout >= 0.001) || timeout * 1000 > MAX_TIMEOUT_MS) {
+			fail('field "timeout" must be a number of seconds between 0.001 and 3600');
 		}
 		return Math.round(timeout * 1000);
 	}
@@ -187,6 +187,9 @@ function transportOf(raw: Fields): "stdio" | "http" {
 function authKind(raw: Fields): AuthKind | undefined {
 	const { auth } = raw;
 	if (auth === undefined) {
+		if (raw.bearerTokenEnv !== undefined && raw.oauth !== undefined) {
+			fail('fields "bearerTokenEnv" and "oauth" exclude each other; set "auth" to "bearer" or "oauth"');
+		}
 		if (raw.bearerTokenEnv !== undefined) return "bearer";
 		if (raw.oauth !== undefined) return "oauth";
 		return undefined;
