@@ -90,11 +90,11 @@ function position(text: string, offset: number): string {
  */
 async function jsonErrorMessage(text: string): Promise<string> {
 	const { parse, printParseErrorCode } = await import("jsonc-parser");
-	const errors: { error: number; offset: number }[] = [];
+	const errors: import("jsonc-parser").ParseError[] = [];
 	parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
 	const first = errors[0];
 	if (!first) return "invalid JSON";
-	const reason = printParseErrorCode(first.error as Parameters<typeof printParseErrorCode>[0])
+	const reason = printParseErrorCode(first.error)
 		.replace(/([a-z])([A-Z])/g, "$1 $2")
 		.toLowerCase();
 	return `invalid JSON at ${position(text, first.offset)}: ${reason}`;
