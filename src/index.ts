@@ -205,9 +205,10 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		return holder.session;
 	}
 
+	/** Command output: a notification where there is a UI (TUI, RPC); plain text on stderr in print and
+	 * JSON modes, where Pi keeps stdout for the agent's own output (it redirects extensions' stdout there too). */
 	function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
-		if (ctx.mode === "print") process.stdout.write(`${text}\n`);
-		else if (ctx.hasUI) ctx.ui.notify(text, level);
+		if (ctx.hasUI) ctx.ui.notify(text, level);
 		else process.stderr.write(`${text}\n`);
 	}
 

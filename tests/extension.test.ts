@@ -1,0 +1,249 @@
+/**
+ * End to end in the real Pi 1.6 CLI (JSON, print and RPC modes; isolated agent dir; PI_OFFLINE=1;
+ * pi-ai's faux model) with the product extension and real fixture servers.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { FAUX_EXT, makeSandbox, PI_CLI, runPiJson, type Sandbox, startPiRpc, toolResults } from "./helpers/pi.ts";
+import { pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
+
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const sandboxes: Sandbox[] = [];
+after(async () => {
+	await Promise.all(sandboxes.map((sandbox) => sandbox.cleanup()));
+});
+
+async function sandboxWith(servers: Record<string, unknown>, project?: Record<string, unknown>): Promise<Sandbox> {
+	const sandbox = await makeSandbox();
+	sandboxes.push(sandbox);
+	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	if (project) {
+		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
+		await writeFile(join(sandbox.cwd, ".pi", "mcp.json"), JSON.stringify({ mcpServers: project }));
+	}
+	return sandbox;
+}
+
+const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
+	command: process.execPath,
+	args: [SERVER, "stdio"],
+	env: { FIXTURE_LOG: log },
+	description: "Fixture server for the tests",
+	...extra,
+});
+
+/** Pi's stderr without the expected notice that our `/mcp` replaced the built-in MCP. */
+function unexpectedStderr(stderr: string): string {
+	return stderr
+		.split("\n")
+		.filter((line) => line.trim() !== "")
+		.filter((line) => !/built-in extension `mcp` was not loaded|builtin:mcp/.test(line))
+		.join("\n");
+}
+
+describe("the mcp tool in a real Pi", () => {
+	test("status → tools → describe → call, lazily, with nothing left running after exit", async () => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const log = join(sandbox.root, "wire.log");
+		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fx: fixture(log) } }));
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "use the fixture",
+			script: [
+				{ tool: "mcp", args: { action: "status" } },
+				{ tool: "mcp", args: { action: "tools", server: "fx", query: "echo" } },
+				{ tool: "mcp", args: { action: "describe", server: "fx", tool: "echo" } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "hello from pi" } } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "add", args: '{"a": 2, "b": 40}' } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "fail", args: { message: "expected failure" } } },
+				{ text: "FINAL {{last}}" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const results = toolResults(run.events);
+		assert.deepEqual(
+			results.map((r) => r.toolName),
+			["mcp", "mcp", "mcp", "mcp", "mcp", "mcp"],
+		);
+		const [status, tools, describeResult, call, jsonArgs, failure] = results;
+		assert.equal(status?.isError, false);
+		assert.match(status?.text ?? "", /^MCP servers:\nfx: idle · stdio — Fixture server for the tests$/);
+		assert.match(tools?.text ?? "", /^fx: 1 tool matching "echo"\necho: Echo the text back$/);
+		assert.match(describeResult?.text ?? "", /^fx\/echo\nEcho the text back\ninput schema: \{.*"text".*\}/s);
+		assert.equal(call?.isError, false);
+		assert.equal(call?.text, "[modern] hello from pi");
+		assert.equal(jsonArgs?.text, "42", "args given as a JSON string work for weaker models");
+		assert.equal(failure?.isError, true, "an MCP isError result is a Pi tool error");
+		assert.equal(failure?.text, "expected failure");
+		assert.match(run.stdout, /FINAL expected failure/);
+		assert.equal(unexpectedStderr(run.stderr), "", "no extension error or stray output");
+
+		const wire = readWire(log);
+		assert.equal(wire.filter((line) => line.method === "tools/list").length, 1);
+		const pids = startedPids(wire);
+		assert.ok(pids.length >= 1);
+		assert.deepEqual(pids.filter(pidAlive), [], "no server process survives Pi's exit");
+		assert.deepEqual(run.leftoverPids, []);
+	});
+
+	test("status never connects, and registration spawns nothing", async () => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const log = join(sandbox.root, "wire.log");
+		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fx: fixture(log) } }));
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "status only",
+			script: [{ tool: "mcp", args: { action: "status" } }, { text: "done" }],
+		});
+		assert.equal(run.code, 0, run.stderr);
+		assert.deepEqual(readWire(log), [], "no server process was started");
+	});
+
+	test("errors name the server: unknown server, broken entry, failed setup; other servers keep working", async () => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const log = join(sandbox.root, "wire.log");
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({
+				mcpServers: {
+					fx: fixture(log),
+					broken: { command: "x", colour: "blue" },
+					missing: { command: join(sandbox.root, "no-such-binary") },
+				},
+			}),
+		);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "errors",
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "ghost", tool: "x", args: {} } },
+				{ tool: "mcp", args: { action: "call", server: "broken", tool: "x", args: {} } },
+				{ tool: "mcp", args: { action: "call", server: "missing", tool: "x", args: {} } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "still here" } } },
+				{ text: "done" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [ghost, broken, missing, fx] = toolResults(run.events);
+		assert.equal(ghost?.isError, true);
+		assert.match(ghost?.text ?? "", /unknown MCP server "ghost"; configured: fx, broken, missing/);
+		assert.equal(broken?.isError, true);
+		assert.match(broken?.text ?? "", /server "broken" \(.*mcp\.json\): field "colour" is not supported/);
+		assert.equal(missing?.isError, true);
+		assert.match(missing?.text ?? "", /MCP server "missing" failed to start/);
+		assert.match(missing?.text ?? "", /\/mcp reconnect missing/);
+		assert.equal(fx?.text, "[modern] still here");
+	});
+});
+
+describe("the /mcp command in a real Pi", () => {
+	test("RPC: /mcp status, /mcp tools, /mcp reconnect; ours replaced the built-in", async () => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const log = join(sandbox.root, "wire.log");
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({ mcpServers: { fx: fixture(log, { exposure: "direct" }), bad: { url: "http://example.com/mcp" } } }),
+		);
+		const rpc = await startPiRpc({ sandbox, extensions: [EXTENSION] });
+		try {
+			const status = await rpc.prompt("/mcp status");
+			assert.equal(status.response.success, true);
+			const statusText = status.uiRequests
+				.map((request) => String(request.message ?? ""))
+				.filter((message) => message.startsWith("MCP servers"))
+				.join("\n");
+			assert.match(statusText, /^MCP servers \(pi-mcp\):/);
+			assert.match(statusText, /fx: idle · stdio — Fixture server for the tests/);
+			assert.match(statusText, /bad: invalid/);
+			assert.match(statusText, /uses http: to a non-loopback host/);
+			assert.match(statusText, /Ignored Pi-only keys.*fx \(exposure\)/);
+			assert.deepEqual(readWire(log), [], "/mcp status never connects");
+
+			const tools = await rpc.prompt("/mcp tools fx");
+			const toolsText = tools.uiRequests.map((request) => String(request.message ?? "")).join("\n");
+			assert.match(toolsText, /^fx: 8 tools\n {2}echo: Echo the text back/);
+			assert.doesNotMatch(toolsText, /app-only/);
+
+			const reconnect = await rpc.prompt("/mcp reconnect fx");
+			const reconnectText = reconnect.uiRequests.map((request) => String(request.message ?? "")).join("\n");
+			assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 8 tools/);
+
+			const usage = await rpc.prompt("/mcp frobnicate");
+			assert.match(String(usage.uiRequests[0]?.message ?? ""), /^Usage: \/mcp/);
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0);
+			assert.equal(unexpectedStderr(closed.stderr), "");
+			assert.match(closed.stderr, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
+		}
+		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), [], "no server process survives Pi's exit");
+	});
+
+	test("print mode: /mcp status is plain text (on stderr; Pi keeps stdout for the agent)", async () => {
+		const sandbox = await sandboxWith({ fx: fixture(join("/tmp", "unused.log")) });
+		// Spawned directly: with a piped stdin, Pi's print mode reads stdin into the prompt.
+		const run = spawnSync(
+			process.execPath,
+			[PI_CLI, "-p", "--no-session", "--model", "faux/faux-1", "-e", FAUX_EXT, "-e", EXTENSION, "/mcp status"],
+			{ cwd: sandbox.cwd, env: sandbox.env, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", timeout: 60_000 },
+		);
+		assert.equal(run.status, 0, run.stderr);
+		assert.match(run.stderr, /^MCP servers \(pi-mcp\):\n {2}fx: idle · stdio/m);
+		assert.equal(run.stdout, "");
+	});
+});
+
+describe("project trust", () => {
+	const projectRun = async (flag: "--approve" | "--no-approve") => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const log = join(sandbox.root, "wire.log");
+		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { user: fixture(log) } }));
+		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
+		await writeFile(
+			join(sandbox.cwd, ".pi", "mcp.json"),
+			JSON.stringify({ mcpServers: { proj: fixture(log, { description: "from the project" }) } }),
+		);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			args: [flag],
+			prompt: "trust",
+			script: [
+				{ tool: "mcp", args: { action: "status" } },
+				{ tool: "mcp", args: { action: "call", server: "proj", tool: "echo", args: { text: "p" } } },
+				{ text: "done" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		return toolResults(run.events);
+	};
+
+	test("a project .pi/mcp.json is ignored with --no-approve", async () => {
+		const [status, call] = await projectRun("--no-approve");
+		assert.doesNotMatch(status?.text ?? "", /proj/);
+		assert.match(status?.text ?? "", /user: idle/);
+		assert.equal(call?.isError, true);
+		assert.match(call?.text ?? "", /unknown MCP server "proj"/);
+	});
+
+	test("a project .pi/mcp.json is used with --approve", async () => {
+		const [status, call] = await projectRun("--approve");
+		assert.match(status?.text ?? "", /proj: idle · stdio — from the project/);
+		assert.equal(call?.isError, false);
+		assert.equal(call?.text, "[modern] p");
+	});
+});
