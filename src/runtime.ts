@@ -251,7 +251,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	const shutdown = new AbortController();
 
 	const connection = (name: string): Connection => connections.get(name) ?? { state: "idle" };
-	const secretsOf = (name: string): readonly string[] => entries.get(name)?.config?.secretValues ?? [];
+	/** Values never to show: those expanded from variables, and the bearer token. */
+	const secretsOf = (name: string): readonly string[] => {
+		const config = entries.get(name)?.config;
+		const bearer = config?.bearerTokenEnv !== undefined ? options.env[config.bearerTokenEnv] : undefined;
+		return [...(config?.secretValues ?? []), ...(bearer ? [bearer] : [])];
+	};
 	const clean = (name: string, text: string): string => sanitize(text, secretsOf(name));
 
 	function tailOf(name: string): TailBuffer {
@@ -550,7 +555,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			transport: entry.config?.transport,
 			description: entry.config?.description ? sanitize(entry.config.description) : undefined,
 			ignoredKeys: entry.ignoredKeys,
-			stderrTail: stderrTails.get(entry.name)?.text() || undefined,
+			stderrTail: clean(entry.name, stderrTails.get(entry.name)?.text() ?? "") || undefined,
 		};
 		if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error };
 		if (!entry.enabled) return { ...base, state: "disabled" };

@@ -173,12 +173,12 @@ describe("the /mcp command in a real Pi", () => {
 
 			const tools = await rpc.prompt("/mcp tools fx");
 			const toolsText = tools.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(toolsText, /^fx: 8 tools\n {2}echo: Echo the text back/);
+			assert.match(toolsText, /^fx: 9 tools\n {2}echo: Echo the text back/);
 			assert.doesNotMatch(toolsText, /app-only/);
 
 			const reconnect = await rpc.prompt("/mcp reconnect fx");
 			const reconnectText = reconnect.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 8 tools/);
+			assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 9 tools/);
 
 			const usage = await rpc.prompt("/mcp frobnicate");
 			assert.match(String(usage.uiRequests[0]?.message ?? ""), /^Usage: \/mcp/);

@@ -195,6 +195,20 @@ describe("concurrency", () => {
 		await h.cleanup();
 	});
 
+	test("a tool that asks for interactive input fails clearly on both eras; the connection keeps working", async () => {
+		const h = await harness((log) => ({ modern: stdio(log), legacy: stdio(log, { protocolVersion: "legacy" }) }));
+		await assert.rejects(h.runtime.call("modern", "needs-input", {}), (error: Error) => {
+			assert.ok(error instanceof CallFailed);
+			assert.match(error.message, /^tool "needs-input" on MCP server "modern" asked for interactive input/);
+			return true;
+		});
+		const legacy = await h.runtime.call("legacy", "needs-input", {});
+		assert.equal(legacy.isError, true);
+		assert.match(text(legacy), /did not declare the required capability/);
+		assert.equal(text(await h.runtime.call("modern", "echo", { text: "ok" })), "[modern] ok");
+		await h.cleanup();
+	});
+
 	test("isError results are returned as results, and the session keeps working", async () => {
 		const h = await harness((log) => ({ fx: stdio(log) }));
 		const failed = await h.runtime.call("fx", "fail", { message: "nope" });
