@@ -407,15 +407,22 @@ async function runOnce(mode: readonly string[], opts: RunOptions): Promise<Print
 	pi.child.stdout?.on("data", (c: string) => outChunks.push(c));
 	const stdoutClosed = new Promise<void>((resolve) => pi.child.stdout?.once("close", () => resolve()));
 	const timeoutMs = opts.timeoutMs ?? 30_000;
-	const timer = { id: undefined as NodeJS.Timeout | undefined };
+	const timer = { id: undefined as NodeJS.Timeout | undefined, fired: false };
 	const timedOut = new Promise<never>((_, reject) => {
 		timer.id = setTimeout(() => {
+			timer.fired = true;
 			pi.kill();
-			reject(new PiTimeoutError(`Pi ${mode.join(" ")} timed out after ${timeoutMs} ms`, outChunks.join(""), pi.stderr()));
+			// Reject only once Pi is gone, so callers never see a process that is still dying.
+			void pi.exited.then(() =>
+				reject(new PiTimeoutError(`Pi ${mode.join(" ")} timed out after ${timeoutMs} ms`, outChunks.join(""), pi.stderr())),
+			);
 		}, timeoutMs);
 	});
 	try {
-		const exit = await Promise.race([Promise.all([pi.exited, stdoutClosed]).then(([e]) => e), timedOut]);
+		const exit = await Promise.race([
+			Promise.all([pi.exited, stdoutClosed]).then(([e]) => (timer.fired ? timedOut : e)),
+			timedOut,
+		]);
 		return {
 			...exit,
 			stdout: outChunks.join(""),
