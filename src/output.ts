@@ -1,8 +1,12 @@
 /**
- * Everything a server sends passes through here before the model, the user or a log sees it.
- * This first version strips terminal control sequences and bounds message size; the output
- * limits, overflow files and image rules build on it.
+ * Everything a server returns passes through here before the model, the user or a log sees it:
+ * terminal escapes stripped, text bounded to Pi's inline limits, the rest in private overflow
+ * files, images capped, blobs saved rather than inlined.
  */
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 /**
  * Terminal escape and control sequences. Hand-written because no well-kept library strips the
@@ -22,9 +26,14 @@ const ESCAPES = new RegExp(
 	].join("|"),
 	"g",
 );
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const NEEDS_STRIPPING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 /** Removes every terminal control sequence; keeps `\n` and `\t`. `\r\n` becomes `\n`. */
 export function stripTerminal(text: string): string {
+	// The test is one linear scan without allocation: clean text (the usual case, and a 50 MiB
+	// result) is returned as is instead of being copied.
+	if (!NEEDS_STRIPPING.test(text)) return text;
 	return text.replace(/\r\n/g, "\n").replace(ESCAPES, "");
 }
 
@@ -75,7 +84,7 @@ export class TailBuffer {
 		this.#size = 0;
 	}
 
-	/** The last bytes as text, escapes stripped; a partial first line is dropped when cut. */
+	/** The last bytes as text, escapes stripped (after joining, so sequences split across chunks go too). */
 	text(): string {
 		const all = Buffer.concat(this.#chunks);
 		const cut = all.length > this.#max;
@@ -84,4 +93,179 @@ export class TailBuffer {
 		const body = cut ? clean.slice(clean.indexOf("\n") + 1) : clean;
 		return body.trimEnd();
 	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Limits
+
+/** Inline text limits: Pi's own defaults for tool output (`DEFAULT_MAX_BYTES`, `DEFAULT_MAX_LINES`). */
+export const INLINE_MAX_BYTES = 50 * 1024;
+export const INLINE_MAX_LINES = 2000;
+/** Overflow files per session. */
+export const OVERFLOW_MAX_BYTES = 50 * 1024 * 1024;
+export const MAX_INLINE_IMAGES = 4;
+/** Base64 characters of one inline image. */
+export const MAX_IMAGE_BASE64 = 2 * 1024 * 1024;
+export const INLINE_IMAGE_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+export function formatBytes(bytes: number): string {
+	if (bytes < 1024) return `${bytes} B`;
+	if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+	return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Overflow files
+
+export type Saved = Readonly<{ path: string; bytes: number }>;
+export type Refused = Readonly<{ refused: string }>;
+
+export interface OverflowStore {
+	/** Writes the pieces as one file (0600) in the session directory (0700), within the session cap. */
+	save(name: string, pieces: readonly (string | Uint8Array)[]): Promise<Saved | Refused>;
+	/** Bytes written so far this session. */
+	used(): number;
+	/** Removes the directory and everything in it. Idempotent. */
+	dispose(): Promise<void>;
+}
+
+export type OverflowOptions = Readonly<{ baseDir?: string; maxBytes?: number }>;
+
+/** The per-session overflow directory; created on first use, never before. */
+export function createOverflowStore(options: OverflowOptions = {}): OverflowStore {
+	const maxBytes = options.maxBytes ?? OVERFLOW_MAX_BYTES;
+	const state: { dir?: Promise<string>; used: number; count: number; disposed: boolean } = {
+		used: 0,
+		count: 0,
+		disposed: false,
+	};
+	const directory = (): Promise<string> => {
+		state.dir ??= (async () => {
+			const dir = join(options.baseDir ?? tmpdir(), `pi-mcp-${process.pid}-${randomBytes(6).toString("hex")}`);
+			await mkdir(dir, { mode: 0o700 });
+			await chmod(dir, 0o700);
+			return dir;
+		})();
+		return state.dir;
+	};
+	return {
+		async save(name, pieces) {
+			if (state.disposed) return { refused: "the session has ended" };
+			const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
+			if (state.used + bytes > maxBytes) {
+				return {
+					refused: `this session's overflow limit of ${formatBytes(maxBytes)} is reached (${formatBytes(state.used)} used)`,
+				};
+			}
+			state.used += bytes;
+			state.count += 1;
+			const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
+			const path = join(await directory(), `${String(state.count).padStart(3, "0")}-${safe}`);
+			// Written piece by piece: a 50 MiB result is never joined into one more copy.
+			const handle = await open(path, "wx", 0o600);
+			try {
+				for (const piece of pieces) await handle.writeFile(piece);
+			} finally {
+				await handle.close();
+			}
+			return { path, bytes };
+		},
+		used: () => state.used,
+		async dispose() {
+			state.disposed = true;
+			const dir = state.dir;
+			state.dir = undefined;
+			if (dir) await rm(await dir, { recursive: true, force: true });
+		},
+	};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inline text
+
+export type Cut = Readonly<{
+	text: string;
+	truncated: boolean;
+	shownBytes: number;
+	shownLines: number;
+	totalBytes: number;
+	totalLines: number;
+}>;
+
+function countLines(text: string): number {
+	if (text.length === 0) return 0;
+	const matches = text.match(/\n/g);
+	return (matches?.length ?? 0) + (text.endsWith("\n") ? 0 : 1);
+}
+
+/** The first `maxBytes` bytes of `text`, never splitting a UTF-8 character or a surrogate pair. */
+function headBytes(text: string, maxBytes: number): string {
+	// A slice of maxBytes UTF-16 units holds at least maxBytes bytes, so it contains the answer.
+	const slice = text.slice(0, maxBytes);
+	const buf = Buffer.from(slice, "utf8");
+	if (buf.length <= maxBytes) return slice;
+	const end = Array.from({ length: 4 }).reduce<number>(
+		(cut) => (cut > 0 && ((buf[cut] ?? 0) & 0xc0) === 0x80 ? cut - 1 : cut),
+		maxBytes,
+	);
+	return buf.subarray(0, end).toString("utf8");
+}
+
+/**
+ * Keeps the head of the joined pieces within the byte and line limits. Linear in what it keeps:
+ * each piece is sliced, never the whole result copied. Prefers cutting at a line end.
+ */
+export function cutHead(pieces: readonly string[], maxBytes = INLINE_MAX_BYTES, maxLines = INLINE_MAX_LINES): Cut {
+	const totalBytes = pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
+	const totalLines = pieceLines(pieces);
+	if (totalBytes <= maxBytes && totalLines <= maxLines) {
+		return { text: pieces.join(""), truncated: false, shownBytes: totalBytes, shownLines: totalLines, totalBytes, totalLines };
+	}
+	const kept: string[] = [];
+	const budget = { bytes: maxBytes, lines: maxLines };
+	for (const piece of pieces) {
+		if (budget.bytes <= 0 || budget.lines <= 0) break;
+		const lineEnd = nthNewline(piece, budget.lines);
+		const byLines = lineEnd === -1 ? piece : piece.slice(0, lineEnd + 1);
+		const head = headBytes(byLines, budget.bytes);
+		kept.push(head);
+		budget.bytes -= Buffer.byteLength(head);
+		budget.lines -= countNewlines(head);
+		if (head.length < piece.length) break;
+	}
+	const joined = kept.join("");
+	const lastNewline = joined.lastIndexOf("\n");
+	const text = lastNewline > 0 && !joined.endsWith("\n") ? joined.slice(0, lastNewline + 1) : joined;
+	return {
+		text,
+		truncated: true,
+		shownBytes: Buffer.byteLength(text),
+		shownLines: countLines(text),
+		totalBytes,
+		totalLines,
+	};
+}
+
+function countNewlines(text: string): number {
+	return text.match(/\n/g)?.length ?? 0;
+}
+
+/** Lines of the concatenation of pieces, without building it. */
+function pieceLines(pieces: readonly string[]): number {
+	const newlines = pieces.reduce((sum, piece) => sum + countNewlines(piece), 0);
+	const last = [...pieces].reverse().find((piece) => piece.length > 0);
+	if (last === undefined) return 0;
+	return newlines + (last.endsWith("\n") ? 0 : 1);
+}
+
+/** Index of the n-th newline (1-based), or -1. */
+function nthNewline(text: string, n: number): number {
+	const found = { index: -1, seen: 0 };
+	while (found.seen < n) {
+		const next = text.indexOf("\n", found.index + 1);
+		if (next === -1) return -1;
+		found.index = next;
+		found.seen += 1;
+	}
+	return found.index;
 }

@@ -4,7 +4,8 @@
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Text, truncateToWidth } from "@earendil-works/pi-tui";
-import { stripTerminal } from "./output.ts";
+import type { OutputInfo } from "./content.ts";
+import { formatBytes, stripTerminal } from "./output.ts";
 
 export type McpArgs = Readonly<{
 	action?: string;
@@ -23,6 +24,8 @@ export type McpDetails = Readonly<{
 	textChars?: number;
 	images?: number;
 	error?: string;
+	/** Sizes, truncation and overflow files of the result the model received. */
+	output?: OutputInfo;
 }>;
 
 /** One line that never wraps: cut to the width at render time. */
@@ -69,15 +72,17 @@ export function renderCall(args: McpArgs, theme: Theme): Component {
 	return new OneLine(line);
 }
 
-function sizeLabel(chars: number): string {
-	return chars < 1024 ? `${chars} chars` : `${(chars / 1024).toFixed(1)}K chars`;
-}
-
-/** Collapsed: one line of size and images (or the error); expanded: the text the model saw. */
+/** Collapsed: one line of size, images, truncation and overflow path (or the error). */
 export function resultSummary(details: McpDetails | undefined, text: string, isError: boolean): string {
-	if (isError) return (details?.error ?? text).split("\n")[0] ?? "error";
-	const parts = [sizeLabel(details?.textChars ?? text.length)];
-	if (details?.images) parts.push(`${details.images} image${details.images === 1 ? "" : "s"}`);
+	if (isError) return stripTerminal(details?.error ?? text).split("\n")[0] ?? "error";
+	const output = details?.output;
+	const parts = [formatBytes(output?.textBytes ?? Buffer.byteLength(text))];
+	const images = output?.images ?? details?.images ?? 0;
+	if (images > 0) parts.push(`${images} image${images === 1 ? "" : "s"}`);
+	if (output?.truncated) parts.push(`truncated to ${formatBytes(output.truncated.shownBytes)}`);
+	if (output?.overflowPath) parts.push(`full: ${output.overflowPath}`);
+	const others = (output?.saved ?? []).filter((path) => path !== output?.overflowPath).length;
+	if (others > 0) parts.push(`${others} file${others === 1 ? "" : "s"} saved`);
 	return parts.join(" · ");
 }
 

@@ -45,6 +45,12 @@ export type Progress = Readonly<{ progress: number; total?: number; message?: st
 
 export type CallOptions = Readonly<{ signal?: AbortSignal; onProgress?: (progress: Progress) => void }>;
 
+/** A server capability a request needs; checked before sending so a missing one gets a clear message. */
+export type Capability = "resources" | "prompts" | "completions";
+
+/** Options the SDK request methods take: the caller's cancel combined with shutdown, and the timeout. */
+export type RequestOptions = Readonly<{ signal: AbortSignal; timeout: number }>;
+
 type Live = Readonly<{
 	client: Client;
 	/** Process group of a stdio server (setsid makes the child its leader). */
@@ -75,6 +81,17 @@ export interface Runtime {
 	/** The definition of one model-visible tool. */
 	tool(server: string, name: string, signal?: AbortSignal): Promise<Tool>;
 	call(server: string, tool: string, args: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
+	/**
+	 * Runs one SDK request on a server's client (connecting if needed), after checking the
+	 * capability; errors become `CallFailed` with the server named. `what` describes the request.
+	 */
+	request<T>(
+		server: string,
+		what: string,
+		capability: Capability,
+		run: (client: Client, options: RequestOptions) => Promise<T>,
+		signal?: AbortSignal,
+	): Promise<T>;
 	/** Closes the client and resets the server to idle (and clears a latched failure). */
 	reset(server: string): Promise<void>;
 	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */
@@ -477,9 +494,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
 	const cancelledCall = (name: string) => new CallFailed(name, `the request to MCP server "${name}" was cancelled`, "cancelled");
 
-	function callError(name: string, error: unknown, signal: AbortSignal | undefined, tool?: string): Error {
+	function callError(name: string, error: unknown, signal: AbortSignal | undefined, tool?: string, request?: string): Error {
 		if (error instanceof CallFailed || error instanceof SetupFailed || error instanceof AuthRequired) return error;
-		const what = tool ? `tool "${tool}" on MCP server "${name}"` : `the request to MCP server "${name}"`;
+		const what = tool
+			? `tool "${tool}" on MCP server "${name}"`
+			: request
+				? `${request} on MCP server "${name}"`
+				: `the request to MCP server "${name}"`;
 		if (signal?.aborted) return new CallFailed(name, `${what} was cancelled`, "cancelled");
 		if (shutdown.signal.aborted) return new CallFailed(name, `${what} was stopped because the session ended`, "shutdown");
 		const code = (error as { code?: unknown }).code;
@@ -609,6 +630,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 				)) as CallToolResult;
 			} catch (error) {
 				throw callError(name, error, signal, toolName);
+			}
+		},
+
+		async request(name, what, capability, run, signal) {
+			const live = await ready(name, signal);
+			if (!live.client.getServerCapabilities()?.[capability]) {
+				throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
+			}
+			const combined = signal ? AbortSignal.any([signal, shutdown.signal]) : shutdown.signal;
+			try {
+				return await run(live.client, { signal: combined, timeout: configOf(name).requestTimeoutMs });
+			} catch (error) {
+				throw callError(name, error, signal, undefined, what);
 			}
 		},
 

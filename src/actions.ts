@@ -1,0 +1,327 @@
+/**
+ * What the `mcp` tool does for each action, and the status texts shared with `/mcp`. Every text
+ * from a server is stripped of escapes; results go through `content.ts` and its limits.
+ */
+import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
+import type { Tool } from "@modelcontextprotocol/client";
+import { Type } from "typebox";
+import type { ConfigSnapshot } from "./config.ts";
+import { isAppResource, type PiBlock, present, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
+import type { OverflowStore } from "./output.ts";
+import { sanitize, stripTerminal } from "./output.ts";
+import type { McpDetails } from "./render.ts";
+import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
+
+export const ACTIONS = [
+	"status",
+	"tools",
+	"describe",
+	"call",
+	"resources",
+	"templates",
+	"read",
+	"prompts",
+	"prompt",
+	"complete",
+] as const;
+export type Action = (typeof ACTIONS)[number];
+
+export const parameters = Type.Object({
+	action: Type.Unsafe<Action>({ type: "string", enum: [...ACTIONS] }),
+	server: Type.Optional(Type.String()),
+	tool: Type.Optional(Type.String()),
+	args: Type.Optional(Type.Unsafe<unknown>({ description: "tool or prompt arguments (object)" })),
+	query: Type.Optional(Type.String()),
+	limit: Type.Optional(Type.Integer({ minimum: 1 })),
+	cursor: Type.Optional(Type.String()),
+	uri: Type.Optional(Type.String()),
+	prompt: Type.Optional(Type.String()),
+	argument: Type.Optional(Type.String()),
+	value: Type.Optional(Type.String()),
+});
+
+export type Params = Readonly<{
+	action: Action;
+	server?: string;
+	tool?: string;
+	args?: unknown;
+	query?: string;
+	limit?: number;
+	cursor?: string;
+	uri?: string;
+	prompt?: string;
+	argument?: string;
+	value?: string;
+}>;
+
+export const DESCRIPTION =
+	"Use MCP servers. action=status: servers; tools: server, query?; describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
+
+export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
+export type Result = AgentToolResult<McpDetails>;
+
+const DEFAULT_LIMIT = 50;
+
+export function oneLine(text: string | undefined, max = 120): string {
+	const line = stripTerminal(text ?? "")
+		.replace(/\s+/g, " ")
+		.trim();
+	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export function statusLine(status: ServerStatus): string {
+	const facts = [
+		status.state,
+		status.transport,
+		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
+		status.toolCount !== undefined ? `${status.toolCount} tools` : undefined,
+	].filter(Boolean);
+	const description = status.description ? ` — ${oneLine(status.description, 100)}` : "";
+	return `${status.name}: ${facts.join(" · ")}${description}`;
+}
+
+/** What the model sees for `status`: short, no paths. */
+export function modelStatus(statuses: readonly ServerStatus[]): string {
+	if (statuses.length === 0) return "No MCP servers are configured.";
+	const lines = statuses.map((status) => {
+		const error = status.error ? `\n  error: ${status.error.split("\n")[0]}` : "";
+		return `${statusLine(status)}${error}`;
+	});
+	return `MCP servers:\n${lines.join("\n")}`;
+}
+
+/** What `/mcp status` shows the user: state, source, last error, stderr tail, ignored keys. */
+export function userStatus(session: Session | undefined): string {
+	if (!session) return "pi-mcp: no session yet.";
+	const statuses = session.runtime.status();
+	const lines = ["MCP servers (pi-mcp):"];
+	if (statuses.length === 0) lines.push("  none configured");
+	for (const status of statuses) {
+		const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
+		lines.push(`  ${statusLine(status)}`, `    source: ${source}`);
+		if (status.error)
+			lines.push(...status.error.split("\n").map((line, i) => (i === 0 ? `    error: ${line}` : `      ${line}`)));
+		if (status.stderrTail && !status.error?.includes(status.stderrTail)) {
+			lines.push(
+				"    stderr:",
+				...status.stderrTail
+					.split("\n")
+					.slice(-6)
+					.map((line) => `      ${line}`),
+			);
+		}
+	}
+	lines.push("Files:");
+	for (const file of session.config.files) {
+		const state = file.state === "untrusted" ? "not read: project not trusted" : file.state;
+		lines.push(`  ${file.scope}: ${file.path} (${state})${file.error ? `\n    error: ${file.error}` : ""}`);
+	}
+	const ignored = statuses.filter((status) => status.ignoredKeys.length > 0);
+	if (ignored.length > 0) {
+		const list = ignored.map((status) => `${status.name} (${[...new Set(status.ignoredKeys)].join(", ")})`).join("; ");
+		lines.push(`Ignored Pi-only keys (pi-mcp exposes every server through the one mcp tool): ${list}`);
+	}
+	return lines.join("\n");
+}
+
+export function toolLine(tool: Tool): string {
+	const description = oneLine(tool.description, 100);
+	return description ? `${tool.name}: ${description}` : tool.name;
+}
+
+function parseArgs(what: string, args: unknown): Record<string, unknown> {
+	const value = typeof args === "string" ? parseJsonArgs(what, args) : (args ?? {});
+	if (typeof value !== "object" || value === null || Array.isArray(value)) {
+		throw new Error(`${what}: "args" must be a JSON object of arguments`);
+	}
+	return value as Record<string, unknown>;
+}
+
+function parseJsonArgs(what: string, text: string): unknown {
+	if (text.trim() === "") return {};
+	try {
+		return JSON.parse(text);
+	} catch (error) {
+		throw new Error(`${what}: "args" is not valid JSON (${(error as Error).message})`);
+	}
+}
+
+export function progressText(progress: Progress): string {
+	const percent =
+		progress.total && progress.total > 0 ? `${Math.round((progress.progress / progress.total) * 100)}%` : `${progress.progress}`;
+	return progress.message ? `${percent} · ${oneLine(progress.message, 80)}` : percent;
+}
+
+function textResult(details: McpDetails, text: string): Result {
+	return { content: [{ type: "text", text }], details: { ...details, textChars: text.length } };
+}
+
+function required(params: Params, key: "server" | "tool" | "uri" | "prompt" | "argument", hint: string): string {
+	const value = params[key];
+	if (value === undefined || value === "") throw new Error(`mcp ${params.action}: "${key}" is required; ${hint}`);
+	return value;
+}
+
+/** A page of a list: `limit` items from the numeric `cursor` on, and how to get the next page. */
+function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; more: string } {
+	const offset = params.cursor === undefined ? 0 : Number.parseInt(params.cursor, 10);
+	if (!Number.isInteger(offset) || offset < 0)
+		throw new Error(`mcp ${params.action}: "cursor" must be a cursor from a previous page`);
+	const limit = params.limit ?? DEFAULT_LIMIT;
+	const shown = items.slice(offset, offset + limit);
+	const rest = items.length - offset - shown.length;
+	return { shown, more: rest > 0 ? `\n… ${rest} more (cursor "${offset + shown.length}")` : "" };
+}
+
+function blocksResult(details: McpDetails, content: PiBlock[], info: McpDetails["output"], isError = false): Result {
+	const text = content.find((block) => block.type === "text");
+	return {
+		content: [...content],
+		details: { ...details, textChars: text?.type === "text" ? text.text.length : 0, images: info?.images, output: info },
+		...(isError ? { isError: true } : {}),
+	};
+}
+
+type Update = ((partial: Result) => void) | undefined;
+
+/** Runs one `mcp` action. Throws for errors the model should see as a tool error. */
+export async function runAction(
+	session: Session,
+	params: Params,
+	signal: AbortSignal | undefined,
+	onUpdate: Update,
+): Promise<Result> {
+	const { runtime, overflow } = session;
+	const action = params.action;
+	if (action === "status") return textResult({ action }, modelStatus(runtime.status()));
+	const server = required(params, "server", 'use action "status" to list servers');
+	const label = (name: string) => `${server}-${name}`;
+
+	switch (action) {
+		case "tools": {
+			const tools = await runtime.tools(server, signal);
+			const query = params.query?.toLowerCase();
+			const matching = query
+				? tools.filter((tool) => `${tool.name} ${tool.description ?? ""}`.toLowerCase().includes(query))
+				: tools;
+			const { shown, more } = page(matching, params);
+			const header = `${server}: ${matching.length} tool${matching.length === 1 ? "" : "s"}${query ? ` matching "${oneLine(params.query, 60)}"` : ""}`;
+			return textResult({ action, server }, sanitize(`${header}\n${shown.map(toolLine).join("\n")}${more}`).trimEnd());
+		}
+		case "describe": {
+			const toolName = required(params, "tool", `use action "tools" to list ${server}'s tools`);
+			const tool = await runtime.tool(server, toolName, signal);
+			const lines = [
+				`${server}/${tool.name}`,
+				tool.description ? stripTerminal(tool.description) : undefined,
+				`input schema: ${stripTerminal(JSON.stringify(tool.inputSchema))}`,
+				tool.outputSchema ? `output schema: ${stripTerminal(JSON.stringify(tool.outputSchema))}` : undefined,
+			].filter((line): line is string => line !== undefined);
+			const presented = await present([{ kind: "text", text: lines.join("\n") }], overflow, label(`${toolName}-schema`));
+			return blocksResult({ action, server, tool: toolName }, presented.content, presented.info);
+		}
+		case "call": {
+			const toolName = required(params, "tool", `use action "tools" to list ${server}'s tools`);
+			const args = parseArgs(`mcp call ${server}/${toolName}`, params.args);
+			const details: McpDetails = { action, server, tool: toolName };
+			const result = await runtime.call(server, toolName, args, {
+				signal,
+				onProgress: (progress) => onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details }),
+			});
+			const presented = await present(toolResultParts(result), overflow, label(toolName));
+			if (result.isError) {
+				return blocksResult({ ...details, error: oneLine(presented.text, 200) }, presented.content, presented.info, true);
+			}
+			return blocksResult(details, presented.content, presented.info);
+		}
+		case "resources": {
+			const result = await runtime.request(server, "listing resources", "resources", (client, options) =>
+				client.listResources(undefined, options),
+			);
+			const visible = result.resources.filter((resource) => !isAppResource(resource.uri, resource.mimeType));
+			const { shown, more } = page(visible, params);
+			const lines = shown.map((resource) => {
+				const extra = [resource.mimeType, oneLine(resource.description, 100)].filter(Boolean).join("; ");
+				return `${oneLine(resource.uri, 300)} — ${oneLine(resource.name, 80)}${extra ? ` (${extra})` : ""}`;
+			});
+			return textResult(
+				{ action, server },
+				`${server}: ${visible.length} resource${visible.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd(),
+			);
+		}
+		case "templates": {
+			const result = await runtime.request(server, "listing resource templates", "resources", (client, options) =>
+				client.listResourceTemplates(undefined, options),
+			);
+			const visible = result.resourceTemplates.filter((template) => !isAppResource(template.uriTemplate, template.mimeType));
+			const { shown, more } = page(visible, params);
+			const lines = shown.map((template) => {
+				const extra = [template.mimeType, oneLine(template.description, 100)].filter(Boolean).join("; ");
+				return `${oneLine(template.uriTemplate, 300)} — ${oneLine(template.name, 80)}${extra ? ` (${extra})` : ""}`;
+			});
+			return textResult(
+				{ action, server },
+				`${server}: ${visible.length} resource template${visible.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd(),
+			);
+		}
+		case "read": {
+			const uri = required(params, "uri", 'use action "resources" to list them');
+			if (isAppResource(uri))
+				throw new Error(`mcp read: "${oneLine(uri, 200)}" is an MCP App resource, which pi-mcp does not render`);
+			const result = await runtime.request(server, `reading ${oneLine(uri, 200)}`, "resources", (client, options) =>
+				client.readResource({ uri }, options),
+			);
+			const presented = await present(resourceResultParts(result), overflow, label("resource"));
+			return blocksResult({ action, server }, presented.content, presented.info);
+		}
+		case "prompts": {
+			const result = await runtime.request(server, "listing prompts", "prompts", (client, options) =>
+				client.listPrompts(undefined, options),
+			);
+			const { shown, more } = page(result.prompts, params);
+			const lines = shown.map((prompt) => {
+				const args = (prompt.arguments ?? []).map((arg) => `${arg.name}${arg.required ? "" : "?"}`).join(", ");
+				const description = oneLine(prompt.description, 100);
+				return `${oneLine(prompt.name, 80)}(${args})${description ? `: ${description}` : ""}`;
+			});
+			return textResult(
+				{ action, server },
+				`${server}: ${result.prompts.length} prompt${result.prompts.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd(),
+			);
+		}
+		case "prompt": {
+			const name = required(params, "prompt", 'use action "prompts" to list them');
+			const args = parseArgs(`mcp prompt ${server}/${name}`, params.args);
+			const stringArgs = Object.fromEntries(
+				Object.entries(args).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]),
+			);
+			const result = await runtime.request(server, `getting prompt "${oneLine(name, 80)}"`, "prompts", (client, options) =>
+				client.getPrompt({ name, arguments: stringArgs }, options),
+			);
+			const presented = await present(promptResultParts(result), overflow, label(`prompt-${name}`));
+			return blocksResult({ action, server }, presented.content, presented.info);
+		}
+		case "complete": {
+			const argument = required(params, "argument", "name the argument to complete");
+			const ref =
+				params.prompt !== undefined
+					? { type: "ref/prompt" as const, name: params.prompt }
+					: params.uri !== undefined
+						? { type: "ref/resource" as const, uri: params.uri }
+						: undefined;
+			if (!ref) throw new Error('mcp complete: give "prompt" (a prompt name) or "uri" (a resource template)');
+			const result = await runtime.request(server, "completing an argument", "completions", (client, options) =>
+				client.complete({ ref, argument: { name: argument, value: params.value ?? "" } }, options),
+			);
+			const values = result.completion.values.map((value) => oneLine(value, 200));
+			const total = result.completion.total ?? values.length;
+			const more = result.completion.hasMore ? ` (more available: ${total})` : "";
+			return textResult(
+				{ action, server },
+				`${values.length} completion${values.length === 1 ? "" : "s"}${more}\n${values.join("\n")}`.trimEnd(),
+			);
+		}
+		default:
+			throw new Error(`mcp: unknown action "${String(action)}"; use one of ${ACTIONS.join(", ")}`);
+	}
+}

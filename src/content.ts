@@ -1,0 +1,198 @@
+/**
+ * Maps what a server returns (tool results, resource contents, prompt messages) to the content Pi
+ * gives the model: one bounded text block plus at most four images. Everything else goes to the
+ * session's overflow files and is named in the text.
+ */
+import type { CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import {
+	cutHead,
+	formatBytes,
+	INLINE_IMAGE_TYPES,
+	MAX_IMAGE_BASE64,
+	MAX_INLINE_IMAGES,
+	type OverflowStore,
+	type Saved,
+	stripTerminal,
+} from "./output.ts";
+
+export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type: "image"; data: string; mimeType: string }>;
+
+/** What the renderer needs to know about a result. */
+export type OutputInfo = Readonly<{
+	textBytes: number;
+	images: number;
+	truncated?: Readonly<{ shownBytes: number; totalBytes: number; shownLines: number; totalLines: number }>;
+	overflowPath?: string;
+	saved: readonly string[];
+}>;
+
+export type Presented = Readonly<{ content: PiBlock[]; text: string; info: OutputInfo }>;
+
+type Part =
+	| Readonly<{ kind: "text"; text: string }>
+	| Readonly<{ kind: "image"; data: string; mimeType: string; label: string }>
+	| Readonly<{ kind: "blob"; data: string; mimeType: string; label: string }>;
+
+const EXTENSIONS: Readonly<Record<string, string>> = {
+	"image/png": "png",
+	"image/jpeg": "jpg",
+	"image/gif": "gif",
+	"image/webp": "webp",
+	"image/svg+xml": "svg",
+	"audio/wav": "wav",
+	"audio/x-wav": "wav",
+	"audio/mpeg": "mp3",
+	"audio/ogg": "ogg",
+	"application/pdf": "pdf",
+	"application/json": "json",
+	"text/plain": "txt",
+};
+
+function extensionOf(mimeType: string): string {
+	return EXTENSIONS[mimeType.toLowerCase()] ?? "bin";
+}
+
+/** MCP Apps resources are for app hosts; pi-mcp renders no HTML, so they are omitted. */
+export function isAppResource(uri: string, mimeType?: string): boolean {
+	return uri.startsWith("ui://") || /^text\/html;\s*profile=mcp-app/i.test(mimeType ?? "");
+}
+
+function oneLine(text: string | undefined, max = 160): string {
+	const line = stripTerminal(text ?? "")
+		.replace(/\s+/g, " ")
+		.trim();
+	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+function blockParts(block: ContentBlock): Part[] {
+	switch (block.type) {
+		case "text":
+			return [{ kind: "text", text: block.text }];
+		case "image":
+			return [{ kind: "image", data: block.data, mimeType: block.mimeType, label: "image" }];
+		case "audio":
+			return [{ kind: "blob", data: block.data, mimeType: block.mimeType, label: "audio" }];
+		case "resource_link": {
+			const details = [block.mimeType, block.description ? oneLine(block.description, 120) : undefined].filter(Boolean);
+			return [
+				{
+					kind: "text",
+					text: `[resource link: ${oneLine(block.name, 80)} <${oneLine(block.uri, 300)}>${details.length > 0 ? ` (${details.join("; ")})` : ""}]`,
+				},
+			];
+		}
+		case "resource":
+			return resourceParts([block.resource]);
+		default:
+			return [{ kind: "text", text: `[unsupported content type "${oneLine((block as { type: string }).type, 40)}" omitted]` }];
+	}
+}
+
+function resourceParts(contents: ReadResourceResult["contents"]): Part[] {
+	return contents.flatMap((item): Part[] => {
+		if (isAppResource(item.uri, item.mimeType))
+			return [{ kind: "text", text: `[MCP App resource <${oneLine(item.uri, 200)}> omitted]` }];
+		if ("text" in item) return [{ kind: "text", text: item.text }];
+		const mimeType = item.mimeType ?? "application/octet-stream";
+		const label = `resource <${oneLine(item.uri, 200)}>`;
+		return mimeType.startsWith("image/")
+			? [{ kind: "image", data: item.blob, mimeType, label }]
+			: [{ kind: "blob", data: item.blob, mimeType, label }];
+	});
+}
+
+/** Tool result → parts; `structuredContent` counts only when the result carries no text. */
+export function toolResultParts(result: CallToolResult): Part[] {
+	const parts = (result.content ?? []).flatMap(blockParts);
+	const hasText = parts.some((part) => part.kind === "text");
+	if (!hasText && result.structuredContent !== undefined) {
+		return [{ kind: "text", text: JSON.stringify(result.structuredContent, null, 1) }, ...parts];
+	}
+	return parts;
+}
+
+export function resourceResultParts(result: ReadResourceResult): Part[] {
+	return resourceParts(result.contents);
+}
+
+export function promptResultParts(result: GetPromptResult): Part[] {
+	const head: Part[] = result.description ? [{ kind: "text", text: `(${oneLine(result.description, 300)})` }] : [];
+	return [
+		...head,
+		...result.messages.flatMap((message): Part[] => [
+			{ kind: "text", text: `${message.role}:` },
+			...blockParts(message.content as ContentBlock),
+		]),
+	];
+}
+
+type Placement = Readonly<{ inline: boolean; reason?: string }>;
+
+function placeImage(part: Extract<Part, { kind: "image" }>, inlineSoFar: number): Placement {
+	if (!INLINE_IMAGE_TYPES.includes(part.mimeType.toLowerCase())) return { inline: false, reason: "type not shown inline" };
+	if (part.data.length > MAX_IMAGE_BASE64)
+		return { inline: false, reason: `larger than ${formatBytes(MAX_IMAGE_BASE64)} of base64` };
+	if (inlineSoFar >= MAX_INLINE_IMAGES) return { inline: false, reason: `more than ${MAX_INLINE_IMAGES} images in one result` };
+	return { inline: true };
+}
+
+function savedLine(what: string, mimeType: string, bytes: number, saved: Saved | { refused: string }, reason?: string): string {
+	const why = reason ? `, ${reason}` : "";
+	const where = "path" in saved ? `saved to ${saved.path}` : `not saved: ${saved.refused}`;
+	return `[${what} ${oneLine(mimeType, 60)}, ${formatBytes(bytes)}${why}: ${where}]`;
+}
+
+/**
+ * Builds the model's content from parts: escapes stripped, text cut to Pi's inline limits with an
+ * explicit notice, the full text and every non-inline blob saved as overflow files.
+ */
+export async function present(parts: readonly Part[], store: OverflowStore, label: string): Promise<Presented> {
+	const pieces: string[] = [];
+	const images: PiBlock[] = [];
+	const saved: string[] = [];
+	const add = (text: string) => {
+		if (pieces.length > 0) pieces.push("\n");
+		pieces.push(text);
+	};
+	for (const part of parts) {
+		if (part.kind === "text") {
+			add(stripTerminal(part.text));
+			continue;
+		}
+		const placement = part.kind === "image" ? placeImage(part, images.length) : { inline: false };
+		if (part.kind === "image" && placement.inline) {
+			images.push({ type: "image", data: part.data, mimeType: part.mimeType });
+			continue;
+		}
+		const bytes = Buffer.from(part.data, "base64");
+		const result = await store.save(`${label}-${part.kind}.${extensionOf(part.mimeType)}`, [bytes]);
+		if ("path" in result) saved.push(result.path);
+		add(savedLine(part.label, part.mimeType, bytes.length, result, placement.reason));
+	}
+	const cut = cutHead(pieces);
+	if (!cut.truncated) {
+		const text = cut.text || (images.length > 0 ? "" : "(no content)");
+		const content: PiBlock[] = [...(text ? [{ type: "text" as const, text }] : []), ...images];
+		return { content, text, info: { textBytes: cut.totalBytes, images: images.length, saved } };
+	}
+	const full = await store.save(`${label}.txt`, pieces);
+	const where = "path" in full ? `Full output: ${full.path}` : `The full output was not saved: ${full.refused}.`;
+	const notice = `[Output truncated: showing ${cut.shownLines} of ${cut.totalLines} lines (${formatBytes(cut.shownBytes)} of ${formatBytes(cut.totalBytes)}). ${where}]`;
+	const text = `${cut.text}${cut.text.endsWith("\n") || cut.text === "" ? "" : "\n"}${notice}`;
+	return {
+		content: [{ type: "text", text }, ...images],
+		text,
+		info: {
+			textBytes: cut.totalBytes,
+			images: images.length,
+			truncated: {
+				shownBytes: cut.shownBytes,
+				totalBytes: cut.totalBytes,
+				shownLines: cut.shownLines,
+				totalLines: cut.totalLines,
+			},
+			overflowPath: "path" in full ? full.path : undefined,
+			saved: "path" in full ? [...saved, full.path] : saved,
+		},
+	};
+}
