@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -147,6 +148,40 @@ describe("the mcp tool in a real Pi", () => {
 	});
 });
 
+describe("output in a real Pi", () => {
+	test("a 5 MiB result reaches the model as ≤ 50 KiB plus an overflow path, gone after exit; progress streams as updates", async () => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const log = join(sandbox.root, "wire.log");
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({ mcpServers: { fx: fixture(log, { requestTimeoutMs: 1500 }) } }),
+		);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "big",
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "big", args: { bytes: 5 * 1024 * 1024 } } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "slow", args: { ms: 3000, steps: 6 } } },
+				{ text: "done" },
+			],
+			timeoutMs: 90_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [big, slow] = toolResults(run.events);
+		assert.equal(big?.isError, false);
+		assert.ok(Buffer.byteLength(big?.text ?? "") <= 50 * 1024 + 300, `inline ${Buffer.byteLength(big?.text ?? "")} bytes`);
+		const path = /Full output: (\S+)\]$/.exec(big?.text ?? "")?.[1];
+		assert.ok(path, (big?.text ?? "").slice(-300));
+		assert.equal(existsSync(path), false, "the overflow file is removed when Pi exits");
+		assert.equal(slow?.text, "done after 3000ms", "progress kept the call alive past its 1.5 s timeout");
+		const updates = run.events.filter((event) => event.type === "tool_execution_update");
+		assert.ok(updates.length >= 3, `saw ${updates.length} tool_execution_update events`);
+		assert.match(JSON.stringify(updates.at(-1)), /\d+% · step \d/);
+	});
+});
+
 describe("the /mcp command in a real Pi", () => {
 	test("RPC: /mcp status, /mcp tools, /mcp reconnect; ours replaced the built-in", async () => {
 		const sandbox = await makeSandbox();
@@ -173,12 +208,12 @@ describe("the /mcp command in a real Pi", () => {
 
 			const tools = await rpc.prompt("/mcp tools fx");
 			const toolsText = tools.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(toolsText, /^fx: 9 tools\n {2}echo: Echo the text back/);
+			assert.match(toolsText, /^fx: 13 tools\n {2}echo: Echo the text back/);
 			assert.doesNotMatch(toolsText, /app-only/);
 
 			const reconnect = await rpc.prompt("/mcp reconnect fx");
 			const reconnectText = reconnect.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 9 tools/);
+			assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 13 tools/);
 
 			const usage = await rpc.prompt("/mcp frobnicate");
 			assert.match(String(usage.uiRequests[0]?.message ?? ""), /^Usage: \/mcp/);

@@ -1,0 +1,308 @@
+/**
+ * The loopback receiver for OAuth redirects, one per extension instance. Flows register a random
+ * `state` and get the redirect URI to put in their authorization link; the browser's redirect
+ * back to that URI completes exactly one flow. Everything else is refused without consuming
+ * anything: wrong method, path, `Host` (DNS rebinding), foreign `Origin`, unknown, expired or
+ * spent `state`, oversized requests. Listeners exist only while a flow is pending. The paste
+ * fallback (`completeFromUrl`) applies the same checks to a URL the user copied from the browser.
+ * Nothing here ever starts a browser.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** How long an authorization link stays valid. */
+export const FLOW_TTL_MS = 5 * 60_000;
+/** Longest callback URL accepted (request target or pasted URL), in characters. */
+export const MAX_CALLBACK_URL = 4096;
+/** Path of the default redirect URI (`http://127.0.0.1:<ephemeral port>/callback`). */
+export const DEFAULT_CALLBACK_PATH = "/callback";
+
+export type LoginFlow = Readonly<{
+	/** Server name; shown in the browser's answer and checked by the paste fallback. */
+	server: string;
+	/** Random, unguessable; the key of the flow. */
+	state: string;
+	/** A configured loopback redirect URI (`oauth.redirectUri`); default: ephemeral port on 127.0.0.1. */
+	redirectUri?: string;
+	/**
+	 * Receives the callback's query parameters exactly once (`code`/`iss`, or `error`). Rejecting
+	 * means the sign-in failed; the flow is spent either way and reports the outcome itself.
+	 */
+	onCallback(params: URLSearchParams): Promise<void>;
+}>;
+
+export type PasteOutcome = "completed" | "failed";
+
+export interface LoginService {
+	/** Registers a flow and returns the redirect URI to use in its authorization link. */
+	begin(flow: LoginFlow): Promise<string>;
+	/** Forgets a pending flow (superseded by a new link); unknown states are ignored. */
+	cancel(state: string): void;
+	/**
+	 * Completes a flow from the URL the browser was redirected to (for browsers on another machine).
+	 * Throws `CallbackRejected` when the URL matches no pending flow (nothing is consumed); once a
+	 * flow matched, its outcome is reported by the flow and returned here.
+	 */
+	completeFromUrl(redirectedUrl: string, server?: string): Promise<PasteOutcome>;
+	/** Number of flows waiting for their callback. */
+	pending(): number;
+	/** Forgets every flow and closes every listener. Idempotent. */
+	dispose(): Promise<void>;
+}
+
+/** A pasted callback URL was refused; the message says why (never quoting the URL). */
+export class CallbackRejected extends Error {
+	override readonly name = "CallbackRejected";
+}
+
+type Listener = {
+	readonly key: string;
+	readonly server: Server;
+	/** Resolves to the bound port. */
+	readonly ready: Promise<number>;
+	/** Exact `Host` header and `Origin` a legitimate callback carries, known once bound. */
+	readonly bound: { host?: string; origin?: string };
+	/** Callbacks being answered (the listener stays open until they are). */
+	readonly busy: { count: number };
+};
+
+type Pending = Readonly<{
+	flow: LoginFlow;
+	listener: string;
+	/** Exact redirect URI, as given to the authorization server. */
+	redirect: URL;
+	expiresAt: number;
+	timer: NodeJS.Timeout;
+}>;
+
+type Verdict = Readonly<{ ok: true; pending: Pending; params: URLSearchParams }> | Readonly<{ ok: false; status: number; reason: string }>;
+
+const HEADERS = {
+	"Content-Type": "text/plain; charset=utf-8",
+	"Cache-Control": "no-store",
+	"Referrer-Policy": "no-referrer",
+	"X-Content-Type-Options": "nosniff",
+	Connection: "close",
+} as const;
+
+/** Where a redirect URI's listener binds: the loopback address its host names. */
+function bindAddress(url: URL): string {
+	if (url.hostname === "[::1]") return "::1";
+	if (url.hostname === "localhost") return "127.0.0.1";
+	return url.hostname;
+}
+
+function reply(res: ServerResponse, status: number, body: string, extra: Readonly<Record<string, string>> = {}): void {
+	res.writeHead(status, { ...HEADERS, ...extra });
+	res.end(`${body}\n`);
+}
+
+const REFUSED = "pi-mcp: this is not a sign-in callback pi-mcp is waiting for.";
+
+export function createLoginService(options: Readonly<{ now?: () => number }> = {}): LoginService {
+	const now = options.now ?? Date.now;
+	const flows = new Map<string, Pending>();
+	const listeners = new Map<string, Listener>();
+	const disposed = { value: false };
+
+	function flowsOn(key: string): number {
+		return [...flows.values()].filter((pending) => pending.listener === key).length;
+	}
+
+	function closeIfIdle(key: string): void {
+		const listener = listeners.get(key);
+		if (!listener || flowsOn(key) > 0 || listener.busy.count > 0) return;
+		listeners.delete(key);
+		listener.server.close();
+		listener.server.closeIdleConnections();
+	}
+
+	function forget(state: string): void {
+		const pending = flows.get(state);
+		if (!pending) return;
+		flows.delete(state);
+		clearTimeout(pending.timer);
+		closeIfIdle(pending.listener);
+	}
+
+	/** The checks shared by the receiver and the paste fallback, after the address was matched. */
+	function judgeQuery(listenerKey: string, path: string, query: URLSearchParams): Verdict {
+		const states = query.getAll("state");
+		if (states.length !== 1 || !states[0]) return { ok: false, status: 400, reason: "the callback carries no state" };
+		const pending = flows.get(states[0]);
+		if (!pending || pending.listener !== listenerKey || pending.redirect.pathname !== path) {
+			return { ok: false, status: 400, reason: "the callback's state matches no pending sign-in (unknown, already used or superseded)" };
+		}
+		if (now() > pending.expiresAt) {
+			forget(states[0]);
+			return { ok: false, status: 400, reason: "the sign-in link has expired; ask for a new one" };
+		}
+		const codes = query.getAll("code");
+		const errors = query.getAll("error");
+		if (codes.length + errors.length !== 1 || query.getAll("iss").length > 1) {
+			return { ok: false, status: 400, reason: "the callback carries neither a single code nor an error" };
+		}
+		return { ok: true, pending, params: query };
+	}
+
+	function judgeRequest(listener: Listener, req: IncomingMessage): Verdict {
+		const target = req.url ?? "";
+		if (target.length > MAX_CALLBACK_URL) return { ok: false, status: 414, reason: "too long" };
+		if (req.method !== "GET") return { ok: false, status: 405, reason: "method" };
+		if (listener.bound.host === undefined || req.headers.host !== listener.bound.host) {
+			return { ok: false, status: 421, reason: "host" };
+		}
+		const origin = req.headers.origin;
+		if (origin !== undefined && origin !== listener.bound.origin) return { ok: false, status: 403, reason: "origin" };
+		if (!target.startsWith("/")) return { ok: false, status: 400, reason: "target" };
+		const url = new URL(target, listener.bound.origin);
+		const paths = new Set([...flows.values()].filter((p) => p.listener === listener.key).map((p) => p.redirect.pathname));
+		if (!paths.has(url.pathname)) return { ok: false, status: 404, reason: "path" };
+		return judgeQuery(listener.key, url.pathname, url.searchParams);
+	}
+
+	/** Spends the flow, then runs its completion; resolves to the outcome. */
+	async function consume(pending: Pending, params: URLSearchParams): Promise<PasteOutcome> {
+		flows.delete(pending.flow.state);
+		clearTimeout(pending.timer);
+		try {
+			await pending.flow.onCallback(params);
+			return "completed";
+		} catch {
+			return "failed";
+		}
+	}
+
+	async function handle(listener: Listener, req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const verdict = judgeRequest(listener, req);
+		if (!verdict.ok) {
+			const extra: Record<string, string> = verdict.status === 405 ? { Allow: "GET" } : {};
+			reply(res, verdict.status, REFUSED, extra);
+			return;
+		}
+		listener.busy.count += 1;
+		try {
+			const server = verdict.pending.flow.server;
+			const outcome = await consume(verdict.pending, verdict.params);
+			if (outcome === "completed") {
+				reply(res, 200, `pi-mcp: signed in to MCP server "${server}". You can close this tab and return to Pi.`);
+			} else {
+				reply(res, 400, `pi-mcp: sign-in to MCP server "${server}" did not complete. Return to Pi for details.`);
+			}
+		} finally {
+			listener.busy.count -= 1;
+			res.once("close", () => closeIfIdle(listener.key));
+			if (res.writableFinished) closeIfIdle(listener.key);
+		}
+	}
+
+	/** `configured`: the redirect URI whose host the browser will send; default: the ephemeral one. */
+	function listen(key: string, address: string, port: number, configured: URL | undefined): Listener {
+		const existing = listeners.get(key);
+		if (existing) return existing;
+		const server = createServer({ maxHeaderSize: 8192, requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 1 });
+		const bound: Listener["bound"] = {};
+		const ready = new Promise<number>((resolve, reject) => {
+			server.once("error", reject);
+			server.listen(port, address, () => {
+				server.off("error", reject);
+				const actual = (server.address() as AddressInfo).port;
+				bound.host = configured ? configured.host : `${address}:${actual}`;
+				bound.origin = configured ? configured.origin : `http://${address}:${actual}`;
+				resolve(actual);
+			});
+		});
+		const listener: Listener = { key, server, ready, bound, busy: { count: 0 } };
+		server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+			handle(listener, req, res).catch(() => {
+				if (!res.headersSent) reply(res, 500, REFUSED);
+			});
+		});
+		listeners.set(key, listener);
+		return listener;
+	}
+
+	return {
+		async begin(flow) {
+			if (disposed.value) throw new Error("the sign-in service has been shut down");
+			if (!/^[A-Za-z0-9._~-]{16,512}$/.test(flow.state)) throw new Error("state must be 16 or more unreserved characters");
+			if (flows.has(flow.state)) throw new Error("state is already in use");
+			const configured = flow.redirectUri === undefined ? undefined : new URL(flow.redirectUri);
+			if (configured && configured.protocol !== "http:") throw new Error("the redirect URI must be an http: loopback URL");
+			const address = configured ? bindAddress(configured) : "127.0.0.1";
+			const port = configured ? Number(configured.port || 80) : 0;
+			// A configured URI binds its own address; the ephemeral listener is shared by all other flows.
+			const key = configured ? `${configured.hostname}:${port}` : "ephemeral";
+			const listener = listen(key, address, port, configured);
+			const placeholder = new URL(configured ? configured.href : `http://127.0.0.1${DEFAULT_CALLBACK_PATH}`);
+			const expiresAt = now() + FLOW_TTL_MS;
+			const timer = setTimeout(() => forget(flow.state), FLOW_TTL_MS);
+			timer.unref();
+			flows.set(flow.state, { flow, listener: key, redirect: placeholder, expiresAt, timer });
+			try {
+				const actual = await listener.ready;
+				const redirect = configured
+					? new URL(`${configured.origin}${configured.pathname}`)
+					: new URL(`http://127.0.0.1:${actual}${DEFAULT_CALLBACK_PATH}`);
+				const current = flows.get(flow.state);
+				if (!current) throw new Error("the sign-in was cancelled");
+				flows.set(flow.state, { ...current, redirect });
+				return redirect.href;
+			} catch (error) {
+				forget(flow.state);
+				if (listeners.get(key) === listener && flowsOn(key) === 0) listeners.delete(key);
+				const code = (error as NodeJS.ErrnoException).code;
+				if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
+					throw new Error(
+						`cannot listen on ${placeholder.origin} for the sign-in redirect (${code}); free that port or change "oauth.redirectUri"`,
+					);
+				}
+				throw error;
+			}
+		},
+
+		cancel: forget,
+
+		async completeFromUrl(redirectedUrl, server) {
+			const text = redirectedUrl.trim();
+			if (text.length > MAX_CALLBACK_URL) throw new CallbackRejected(`the pasted URL is longer than ${MAX_CALLBACK_URL} characters`);
+			if (!URL.canParse(text)) throw new CallbackRejected("the pasted text is not a URL; paste the whole address from the browser's address bar");
+			const url = new URL(text);
+			const state = url.searchParams.get("state") ?? "";
+			const pending = flows.get(state);
+			if (pending && `${url.origin}${url.pathname}` !== pending.redirect.href) {
+				throw new CallbackRejected("the pasted URL is not the redirect address of a pending sign-in");
+			}
+			if (pending && server !== undefined && pending.flow.server !== server) {
+				throw new CallbackRejected(`the pasted URL belongs to the sign-in of another server, not "${server}"`);
+			}
+			const verdict = judgeQuery(pending?.listener ?? "", url.pathname, url.searchParams);
+			if (!verdict.ok) throw new CallbackRejected(verdict.reason);
+			return consume(verdict.pending, verdict.params);
+		},
+
+		pending: () => flows.size,
+
+		async dispose() {
+			disposed.value = true;
+			for (const pending of flows.values()) clearTimeout(pending.timer);
+			flows.clear();
+			const all = [...listeners.values()];
+			listeners.clear();
+			await Promise.all(
+				all.map(
+					(listener) =>
+						new Promise<void>((resolve) => {
+							listener.ready.then(
+								() => {
+									listener.server.close(() => resolve());
+									listener.server.closeAllConnections();
+								},
+								() => resolve(),
+							);
+						}),
+				),
+			);
+		},
+	};
+}
