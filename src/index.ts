@@ -76,6 +76,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		promptSnippet: "mcp: tools of MCP servers (status, tools, describe, call)",
 		parameters,
 		async execute(_id, params, signal, onUpdate) {
+			await holder.loading?.catch(() => undefined);
 			return runAction(requireSession(), params as Params, signal, onUpdate);
 		},
 		renderCall: (args, theme) => renderCall(args as McpArgs, theme),
@@ -147,12 +148,18 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	});
 
 	pi.on("mcp_servers_change", async (event, ctx) => {
-		await holder.loading;
-		const session = holder.session;
-		if (!session) return;
-		const config = await readConfig(ctx, event.servers);
-		await session.runtime.update(config.servers);
-		if (holder.session === session) holder.session = { ...session, config };
+		// Chained on `loading` so that `/mcp` and the tool see the new servers once the change is applied.
+		const previous = holder.loading;
+		const loading = (async () => {
+			await previous?.catch(() => undefined);
+			const session = holder.session;
+			if (!session) return;
+			const config = await readConfig(ctx, event.servers);
+			await session.runtime.update(config.servers);
+			if (holder.session === session) holder.session = { ...session, config };
+		})();
+		holder.loading = loading;
+		await loading;
 	});
 
 	pi.on("session_shutdown", async () => {

@@ -39,7 +39,12 @@ export type ServerStatus = Readonly<{
 	ignoredKeys: readonly string[];
 }>;
 
-export type ToolIndex = Readonly<{ tools: readonly Tool[]; byName: ReadonlyMap<string, Tool>; appOnly: ReadonlySet<string> }>;
+export type ToolIndex = Readonly<{
+	tools: readonly Tool[];
+	byName: ReadonlyMap<string, Tool>;
+	/** Tools kept from the model, with the reason. */
+	hidden: ReadonlyMap<string, string>;
+}>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
 
@@ -216,20 +221,25 @@ function signalPid(pid: number, signal: NodeJS.Signals): void {
 	}
 }
 
-/** Tools whose `_meta.ui.visibility` lacks "model" are for MCP Apps only. */
-function modelVisible(tool: Tool): boolean {
+/**
+ * Why a tool is kept from the model, if it is: tools whose `_meta.ui.visibility` lacks "model" are
+ * for MCP Apps only; tools that require task augmentation cannot run without the tasks extension,
+ * which pi-mcp does not advertise.
+ */
+function hiddenReason(tool: Tool): string | undefined {
 	const ui = (tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui;
 	const visibility = ui?.visibility;
-	return !Array.isArray(visibility) || visibility.includes("model");
+	if (Array.isArray(visibility) && !visibility.includes("model")) return "is for MCP Apps only and cannot be called by the model";
+	if ((tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport === "required") {
+		return "requires MCP tasks, which pi-mcp does not support";
+	}
+	return undefined;
 }
 
 function buildIndex(tools: readonly Tool[]): ToolIndex {
-	const visible = tools.filter(modelVisible);
-	return {
-		tools: visible,
-		byName: new Map(visible.map((tool) => [tool.name, tool])),
-		appOnly: new Set(tools.filter((tool) => !modelVisible(tool)).map((tool) => tool.name)),
-	};
+	const hidden = new Map(tools.flatMap((tool) => (hiddenReason(tool) ? [[tool.name, hiddenReason(tool) as string] as const] : [])));
+	const visible = tools.filter((tool) => !hidden.has(tool.name));
+	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden };
 }
 
 function errorText(error: unknown): string {
@@ -534,16 +544,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		const found = first.byName.get(toolName);
 		if (found) return { live, tool: found };
 		// Not in the index we hold: the server may have added it since; list once more before refusing.
-		const fresh = first.appOnly.has(toolName) ? first : await index(name, live, true, signal);
+		const fresh = first.hidden.has(toolName) ? first : await index(name, live, true, signal);
 		const again = fresh.byName.get(toolName);
 		if (again) return { live, tool: again };
-		if (fresh.appOnly.has(toolName)) {
-			throw new CallFailed(
-				name,
-				`tool "${toolName}" on MCP server "${name}" is for MCP Apps only and cannot be called by the model`,
-				"refused",
-			);
-		}
+		const reason = fresh.hidden.get(toolName);
+		if (reason) throw new CallFailed(name, `tool "${toolName}" on MCP server "${name}" ${reason}`, "refused");
 		const names = fresh.tools.map((tool) => tool.name);
 		const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
 		throw new CallFailed(

@@ -282,3 +282,57 @@ describe("project trust", () => {
 		assert.equal(call?.text, "[modern] p");
 	});
 });
+
+describe("servers registered by other extensions", () => {
+	const REGISTER_EXT = new URL("./fixtures/register-ext.ts", import.meta.url).pathname;
+
+	test("appear in /mcp status with their source, are callable, follow mcp_servers_change, without extension errors", async () => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const log = join(sandbox.root, "wire.log");
+		const rpc = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION, REGISTER_EXT],
+			env: { REGISTER_EXT_LOG: log },
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "registered", tool: "echo", args: { text: "from an extension" } } },
+				{ text: "FIRST {{last}}" },
+				{ tool: "mcp", args: { action: "call", server: "late", tool: "echo", args: { text: "late one" } } },
+				{ text: "SECOND {{last}}" },
+			],
+		});
+		try {
+			const status = await rpc.prompt("/mcp status");
+			const statusText = status.uiRequests.map((request) => String(request.message ?? "")).join("\n");
+			assert.match(statusText, /registered: idle · stdio — Registered by an extension\n {4}source: extension .*register-ext\.ts/);
+			const first = await rpc.prompt("call the registered server");
+			assert.match(JSON.stringify(first.events), /\[modern\] from an extension/);
+			await rpc.prompt("/register-late");
+			const after = await rpc.prompt("/mcp status");
+			assert.match(
+				after.uiRequests.map((request) => String(request.message ?? "")).join("\n"),
+				/late: idle · stdio — Registered late/,
+			);
+			const second = await rpc.prompt("call the late server");
+			assert.match(JSON.stringify(second.events), /\[modern\] late one/);
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0);
+			assert.doesNotMatch(closed.stderr, /Extension error/);
+		}
+		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), []);
+	});
+
+	test("a file entry of the same name wins over a registered server", async () => {
+		const sandbox = await sandboxWith({ registered: fixture(join("/tmp", "unused.log"), { description: "from the file" }) });
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION, REGISTER_EXT],
+			prompt: "status",
+			script: [{ tool: "mcp", args: { action: "status" } }, { text: "done" }],
+		});
+		assert.equal(run.code, 0, run.stderr);
+		assert.match(toolResults(run.events)[0]?.text ?? "", /registered: idle · stdio — from the file/);
+		assert.doesNotMatch(run.stderr, /Extension error/);
+	});
+});
