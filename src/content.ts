@@ -8,6 +8,8 @@ import {
 	cutHead,
 	formatBytes,
 	INLINE_IMAGE_TYPES,
+	INLINE_MAX_BYTES,
+	INLINE_MAX_LINES,
 	MAX_IMAGE_BASE64,
 	MAX_INLINE_IMAGES,
 	type OverflowStore,
@@ -126,6 +128,9 @@ export function promptResultParts(result: GetPromptResult): Part[] {
 	];
 }
 
+/** Bytes kept free for the truncation notice (its paths are bounded by the temp directory's). */
+const NOTICE_ROOM = 1024;
+
 type Placement = Readonly<{ inline: boolean; reason?: string }>;
 
 function placeImage(part: Extract<Part, { kind: "image" }>, inlineSoFar: number): Placement {
@@ -169,7 +174,9 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
 		if ("path" in result) saved.push(result.path);
 		add(savedLine(part.label, part.mimeType, bytes.length, result, placement.reason));
 	}
-	const cut = cutHead(pieces);
+	const whole = cutHead(pieces);
+	// When cutting, room is kept for the notice so that text and notice together stay within the limits.
+	const cut = whole.truncated ? cutHead(pieces, INLINE_MAX_BYTES - NOTICE_ROOM, INLINE_MAX_LINES - 1) : whole;
 	if (!cut.truncated) {
 		const text = cut.text || (images.length > 0 ? "" : "(no content)");
 		const content: PiBlock[] = [...(text ? [{ type: "text" as const, text }] : []), ...images];
@@ -177,7 +184,8 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
 	}
 	const full = await store.save(`${label}.txt`, pieces);
 	const where = "path" in full ? `Full output: ${full.path}` : `The full output was not saved: ${full.refused}.`;
-	const notice = `[Output truncated: showing ${cut.shownLines} of ${cut.totalLines} lines (${formatBytes(cut.shownBytes)} of ${formatBytes(cut.totalBytes)}). ${where}]`;
+	const hidden = cut.totalBytes - cut.shownBytes;
+	const notice = `[Output truncated: showing ${cut.shownLines} of ${cut.totalLines} lines (${formatBytes(cut.shownBytes)} of ${formatBytes(cut.totalBytes)}; ${hidden} bytes not shown). ${where}]`;
 	const text = `${cut.text}${cut.text.endsWith("\n") || cut.text === "" ? "" : "\n"}${notice}`;
 	return {
 		content: [{ type: "text", text }, ...images],

@@ -15,8 +15,13 @@ import { join } from "node:path";
  */
 const ESCAPES = new RegExp(
 	[
-		// OSC, DCS, SOS, PM, APC strings (7-bit ESC x ... and 8-bit C1 openers), ended by BEL, ST or the end.
-		"(?:\\u001b[\\]PX^_]|[\\u0090\\u0098\\u009d\\u009e\\u009f])[\\s\\S]*?(?:\\u0007|\\u001b\\\\|\\u009c|$)",
+		// OSC, DCS, SOS, PM, APC strings opened by ESC, up to BEL or ST, or to the end when unterminated.
+		// The body stops at any other ESC or C1 byte (a doubled ESC, as in tmux passthrough, is part of
+		// it), which keeps the scan linear.
+		"\\u001b[\\]PX^_](?:[^\\u0007\\u001b\\u0080-\\u009f]|\\u001b\\u001b)*(?:\\u0007|\\u001b\\\\|\\u009c|$)",
+		// The same strings opened by an 8-bit C1 byte, only when terminated: a lone C1 byte is more often
+		// mis-decoded text, and must not swallow what follows (it is removed by the last rule).
+		"[\\u0090\\u0098\\u009d\\u009e\\u009f][^\\u0007\\u001b\\u0080-\\u009f]*(?:\\u0007|\\u001b\\\\|\\u009c)",
 		// CSI (7-bit and 8-bit) with parameters and intermediates.
 		"(?:\\u001b\\[|\\u009b)[\\u0030-\\u003f]*[\\u0020-\\u002f]*[\\u0040-\\u007e]?",
 		// Other two-byte escapes (charset selection, keypad mode, RIS...).
@@ -57,7 +62,10 @@ export function sanitize(text: string, secrets: readonly string[] = []): string 
 		.filter((secret) => secret.length >= 4)
 		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), stripped);
 	const cleaned = SECRET_PATTERNS.reduce((acc, pattern) => acc.replace(pattern, "$1[redacted]"), redacted);
-	return cleaned.length > MAX_MESSAGE_CHARS ? `${cleaned.slice(0, MAX_MESSAGE_CHARS)}… [cut]` : cleaned;
+	if (cleaned.length <= MAX_MESSAGE_CHARS) return cleaned;
+	// Never leave half of a surrogate pair at the cut.
+	const end = /[\uD800-\uDBFF]/.test(cleaned.charAt(MAX_MESSAGE_CHARS - 1)) ? MAX_MESSAGE_CHARS - 1 : MAX_MESSAGE_CHARS;
+	return `${cleaned.slice(0, end)}… [cut]`;
 }
 
 /** A bounded tail of a byte stream (a child's stderr), decoded lazily and stripped of escapes. */
@@ -88,11 +96,20 @@ export class TailBuffer {
 	text(): string {
 		const all = Buffer.concat(this.#chunks);
 		const cut = all.length > this.#max;
-		const tail = (cut ? all.subarray(all.length - this.#max) : all).toString("utf8");
+		// Start at a character boundary: skip UTF-8 continuation bytes at the cut.
+		const start = cut ? skipContinuation(all, all.length - this.#max) : 0;
+		const tail = all.subarray(start).toString("utf8");
 		const clean = stripTerminal(tail);
 		const body = cut ? clean.slice(clean.indexOf("\n") + 1) : clean;
 		return body.trimEnd();
 	}
+}
+
+function skipContinuation(buf: Buffer, from: number): number {
+	const limit = Math.min(buf.length, from + 3);
+	const found = { at: from };
+	while (found.at < limit && ((buf[found.at] ?? 0) & 0xc0) === 0x80) found.at += 1;
+	return found.at;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,8 +211,7 @@ export type Cut = Readonly<{
 
 function countLines(text: string): number {
 	if (text.length === 0) return 0;
-	const matches = text.match(/\n/g);
-	return (matches?.length ?? 0) + (text.endsWith("\n") ? 0 : 1);
+	return countNewlines(text) + (text.endsWith("\n") ? 0 : 1);
 }
 
 /** The first `maxBytes` bytes of `text`, never splitting a UTF-8 character or a surrogate pair. */
@@ -246,8 +262,14 @@ export function cutHead(pieces: readonly string[], maxBytes = INLINE_MAX_BYTES, 
 	};
 }
 
+/** Counts newlines without allocating (a `match` would build one array slot per line). */
 function countNewlines(text: string): number {
-	return text.match(/\n/g)?.length ?? 0;
+	const state = { count: 0, at: text.indexOf("\n") };
+	while (state.at !== -1) {
+		state.count += 1;
+		state.at = text.indexOf("\n", state.at + 1);
+	}
+	return state.count;
 }
 
 /** Lines of the concatenation of pieces, without building it. */

@@ -14,6 +14,10 @@ export type McpArgs = Readonly<{
 	args?: unknown;
 	query?: string;
 	limit?: number;
+	uri?: string;
+	prompt?: string;
+	argument?: string;
+	value?: string;
 }>;
 
 export type McpDetails = Readonly<{
@@ -40,17 +44,29 @@ class OneLine implements Component {
 	invalidate(): void {}
 }
 
+/** Escapes stripped and every run of whitespace (newlines included) made one space. */
+function flat(text: string): string {
+	return stripTerminal(text).replace(/\s+/g, " ").trim();
+}
+
 function argsPreview(args: unknown): string {
 	if (args === undefined) return "";
 	const text = typeof args === "string" ? args : JSON.stringify(args);
-	return stripTerminal(text ?? "").replace(/\s+/g, " ");
+	return flat(text ?? "");
 }
 
 function callParts(args: McpArgs): { action: string; target: string; extra: string } {
-	const action = args.action ?? "…";
-	const target = args.server ? stripTerminal(args.tool ? `${args.server}/${args.tool}` : args.server) : "";
+	const action = args.action === undefined ? "…" : flat(String(args.action));
+	const name = args.tool ?? args.prompt ?? args.uri;
+	const target = args.server ? flat(name ? `${args.server}/${name}` : args.server) : "";
 	const extra =
-		action === "call" ? argsPreview(args.args) : action === "tools" && args.query ? `"${stripTerminal(args.query)}"` : "";
+		action === "call" || action === "prompt"
+			? argsPreview(args.args)
+			: action === "tools" && args.query
+				? `"${flat(args.query)}"`
+				: action === "complete" && args.argument
+					? `${flat(args.argument)}=${flat(args.value ?? "")}`
+					: "";
 	return { action, target, extra };
 }
 
@@ -74,7 +90,7 @@ export function renderCall(args: McpArgs, theme: Theme): Component {
 
 /** Collapsed: one line of size, images, truncation and overflow path (or the error). */
 export function resultSummary(details: McpDetails | undefined, text: string, isError: boolean): string {
-	if (isError) return stripTerminal(details?.error ?? text).split("\n")[0] ?? "error";
+	if (isError) return flat(stripTerminal(details?.error ?? text).split("\n")[0] ?? "") || "error";
 	const output = details?.output;
 	const parts = [formatBytes(output?.textBytes ?? Buffer.byteLength(text))];
 	const images = output?.images ?? details?.images ?? 0;
@@ -94,7 +110,7 @@ export function renderResult(
 ): Component {
 	if (options.isPartial) {
 		const progress = result.content.find((block) => block.type === "text")?.text;
-		return new OneLine(theme.fg("warning", progress ? stripTerminal(progress) : "Working…"));
+		return new OneLine(theme.fg("warning", progress ? flat(progress) : "Working…"));
 	}
 	const text = result.content
 		.filter((block) => block.type === "text")
