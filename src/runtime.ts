@@ -237,7 +237,9 @@ function hiddenReason(tool: Tool): string | undefined {
 }
 
 function buildIndex(tools: readonly Tool[]): ToolIndex {
-	const hidden = new Map(tools.flatMap((tool) => (hiddenReason(tool) ? [[tool.name, hiddenReason(tool) as string] as const] : [])));
+	const hidden = new Map(
+		tools.flatMap((tool) => (hiddenReason(tool) ? [[tool.name, hiddenReason(tool) as string] as const] : [])),
+	);
 	const visible = tools.filter((tool) => !hidden.has(tool.name));
 	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden };
 }
