@@ -75,7 +75,9 @@ type Pending = Readonly<{
 	timer: NodeJS.Timeout;
 }>;
 
-type Verdict = Readonly<{ ok: true; pending: Pending; params: URLSearchParams }> | Readonly<{ ok: false; status: number; reason: string }>;
+type Verdict =
+	| Readonly<{ ok: true; pending: Pending; params: URLSearchParams }>
+	| Readonly<{ ok: false; status: number; reason: string }>;
 
 const HEADERS = {
 	"Content-Type": "text/plain; charset=utf-8",
@@ -131,7 +133,11 @@ export function createLoginService(options: Readonly<{ now?: () => number }> = {
 		if (states.length !== 1 || !states[0]) return { ok: false, status: 400, reason: "the callback carries no state" };
 		const pending = flows.get(states[0]);
 		if (!pending || pending.listener !== listenerKey || pending.redirect.pathname !== path) {
-			return { ok: false, status: 400, reason: "the callback's state matches no pending sign-in (unknown, already used or superseded)" };
+			return {
+				ok: false,
+				status: 400,
+				reason: "the callback's state matches no pending sign-in (unknown, already used or superseded)",
+			};
 		}
 		if (now() > pending.expiresAt) {
 			forget(states[0]);
@@ -265,8 +271,10 @@ export function createLoginService(options: Readonly<{ now?: () => number }> = {
 
 		async completeFromUrl(redirectedUrl, server) {
 			const text = redirectedUrl.trim();
-			if (text.length > MAX_CALLBACK_URL) throw new CallbackRejected(`the pasted URL is longer than ${MAX_CALLBACK_URL} characters`);
-			if (!URL.canParse(text)) throw new CallbackRejected("the pasted text is not a URL; paste the whole address from the browser's address bar");
+			if (text.length > MAX_CALLBACK_URL)
+				throw new CallbackRejected(`the pasted URL is longer than ${MAX_CALLBACK_URL} characters`);
+			if (!URL.canParse(text))
+				throw new CallbackRejected("the pasted text is not a URL; paste the whole address from the browser's address bar");
 			const url = new URL(text);
 			const state = url.searchParams.get("state") ?? "";
 			const pending = flows.get(state);

@@ -144,12 +144,15 @@ export function parseRecord(text: string | undefined): CredentialRecord | undefi
 	const tokens = isObject(value.tokens) && typeof value.tokens.access_token === "string" ? value.tokens : undefined;
 	return {
 		version: RECORD_VERSION,
-		tokens: tokens as StoredOAuthTokens | undefined,
+		tokens: tokens as unknown as StoredOAuthTokens | undefined,
 		expiresAt: typeof value.expiresAt === "number" ? value.expiresAt : undefined,
-		client: isObject(value.client) && typeof value.client.client_id === "string" ? (value.client as StoredOAuthClientInformation) : undefined,
+		client:
+			isObject(value.client) && typeof value.client.client_id === "string"
+				? (value.client as unknown as StoredOAuthClientInformation)
+				: undefined,
 		discovery:
 			isObject(value.discovery) && typeof value.discovery.authorizationServerUrl === "string"
-				? (value.discovery as OAuthDiscoveryState)
+				? (value.discovery as unknown as OAuthDiscoveryState)
 				: undefined,
 		issuer: typeof value.issuer === "string" ? value.issuer : undefined,
 		updatedAt: value.updatedAt,
