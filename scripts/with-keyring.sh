@@ -15,7 +15,7 @@ KEYRING_HOME="$(mktemp -d)"
 cleanup() {
 	for dir in /proc/[0-9]*; do
 		[ "$(cat "$dir/comm" 2>/dev/null)" = "gnome-keyring-d" ] || continue
-		if tr '\0' '\n' <"$dir/environ" 2>/dev/null | grep -qxF "HOME=$KEYRING_HOME"; then
+		if (tr '\0' '\n' <"$dir/environ") 2>/dev/null | grep -qxF "HOME=$KEYRING_HOME"; then
 			kill "${dir#/proc/}" 2>/dev/null || true
 		fi
 	done
@@ -25,6 +25,7 @@ trap cleanup EXIT
 # dbus-run-session starts a private dbus-daemon, runs the inner shell and tears the bus down
 # afterwards. The first --unlock creates login.keyring with this password and leaves it unlocked
 # (no prompt).
+# dbus-daemon's "Failed to set fd limit" notice is harmless in containers and filtered out.
 HOME="$KEYRING_HOME" dbus-run-session -- sh -c '
 	printf "%s" "ci-keyring-password" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-	HOME="$REAL_HOME" exec "$@"' with-keyring "$@"
+	HOME="$REAL_HOME" exec "$@"' with-keyring "$@" 2> >(grep -v "Failed to set fd limit" >&2)

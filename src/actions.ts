@@ -91,7 +91,7 @@ export function modelStatus(statuses: readonly ServerStatus[]): string {
 }
 
 /** What `/mcp status` shows the user: state, source, last error, stderr tail, ignored keys. */
-export function userStatus(session: Session | undefined): string {
+export function userStatus(session: Session | undefined, credentials?: ReadonlyMap<string, string>): string {
 	if (!session) return "pi-mcp: no session yet.";
 	const statuses = session.runtime.status();
 	const lines = ["MCP servers (pi-mcp):"];
@@ -99,6 +99,8 @@ export function userStatus(session: Session | undefined): string {
 	for (const status of statuses) {
 		const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
 		lines.push(`  ${statusLine(status)}`, `    source: ${source}`);
+		const credential = credentials?.get(status.name);
+		if (credential) lines.push(`    credentials: ${credential}`);
 		if (status.error)
 			lines.push(...status.error.split("\n").map((line, i) => (i === 0 ? `    error: ${line}` : `      ${line}`)));
 		if (status.stderrTail && !status.error?.includes(status.stderrTail)) {

@@ -15,10 +15,14 @@ import {
 	toolLine,
 	userStatus,
 } from "./actions.ts";
-import { type ConfigSnapshot, type ExtensionServer, loadConfig } from "./config.ts";
+import { type Auth, createAuth } from "./auth.ts";
+import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig } from "./config.ts";
+import { AuthRequired } from "./errors.ts";
+import { createLoginService, type LoginService } from "./login.ts";
 import { createOverflowStore, sanitize } from "./output.ts";
 import { type McpArgs, renderCall, renderResult } from "./render.ts";
-import { createRuntime } from "./runtime.ts";
+import { createRuntime, loadSdk } from "./runtime.ts";
+import { keyringStore, type SecretStore } from "./store.ts";
 
 export const VERSION = "0.1.0";
 
@@ -29,11 +33,19 @@ export type InstallMcpOptions = Readonly<{
 	env?: Readonly<Record<string, string | undefined>>;
 	/** Where the per-session overflow directory is created; defaults to the OS temp directory. */
 	overflowDir?: string;
+	/** Defaults to the OS keyring (Secret Service on Linux); never a file. */
+	secrets?: SecretStore;
+	/** Defaults to Date.now. */
+	now?: () => number;
 }>;
 
+/** What a session owns besides the shared parts in `actions.ts`. */
+type Owned = Readonly<{ auth: Auth; login: LoginService }>;
+
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
-	const holder: { session?: Session; loading?: Promise<void> } = {};
+	const holder: { session?: Session & Owned; loading?: Promise<void>; ctx?: ExtensionContext } = {};
 	const env = () => options.env ?? process.env;
+	const store = (): SecretStore => options.secrets ?? keyringStore();
 
 	async function readConfig(ctx: ExtensionContext, extensionServers: readonly ExtensionServer[]): Promise<ConfigSnapshot> {
 		return loadConfig({
@@ -53,8 +65,63 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	async function endSession(): Promise<void> {
 		const session = holder.session;
 		holder.session = undefined;
+		session?.auth.dispose();
 		await session?.runtime.dispose();
-		await session?.overflow.dispose();
+		await Promise.all([session?.overflow.dispose(), session?.login.dispose()]);
+	}
+
+	/** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
+	function signedIn(server: string, message: string, ok: boolean): void {
+		const ctx = holder.ctx;
+		if (ctx?.hasUI) ctx.ui.notify(message, ok ? "info" : "error");
+		try {
+			pi.sendMessage(
+				{ customType: "pi-mcp", content: message, display: true, details: { server, ok } },
+				{ triggerTurn: true, deliverAs: "followUp" },
+			);
+		} catch {
+			// The session may be gone (shutdown while a sign-in completed); the user was notified.
+		}
+	}
+
+	function newSession(config: ConfigSnapshot): Session & Owned {
+		const login = createLoginService({ now: options.now });
+		const auth = createAuth({
+			env: env(),
+			store: store(),
+			login,
+			now: options.now,
+			notify: signedIn,
+			// Through the runtime's loader, so the SDK's console output is contained before it can print.
+			loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),
+		});
+		return {
+			config,
+			auth,
+			login,
+			runtime: createRuntime({ servers: config.servers, env: env(), clientInfo: { name: "pi-mcp", version: VERSION }, auth }),
+			overflow: createOverflowStore({ baseDir: options.overflowDir }),
+		};
+	}
+
+	/** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
+	function oauthConfig(session: Session, name: string): ServerConfig | string {
+		const entry = session.config.servers.find((server) => server.name === name);
+		if (!entry) return `unknown MCP server "${name}"`;
+		if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
+		if (entry.config.auth !== "oauth") return `MCP server "${name}" does not use OAuth sign-in`;
+		return entry.config;
+	}
+
+	/** Credential state per server with `auth`, read locally (no network), for `/mcp status`. */
+	async function credentialStates(session: Session & Owned): Promise<ReadonlyMap<string, string>> {
+		const withAuth = session.config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
+		const states = await Promise.all(
+			withAuth.map(
+				async (config) => [config.name, await session.auth.credentialState(config).catch((e: Error) => e.message)] as const,
+			),
+		);
+		return new Map(states);
 	}
 
 	function requireSession(): Session {
@@ -77,17 +144,29 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		parameters,
 		async execute(_id, params, signal, onUpdate) {
 			await holder.loading?.catch(() => undefined);
-			return runAction(requireSession(), params as Params, signal, onUpdate);
+			try {
+				return await runAction(requireSession(), params as Params, signal, onUpdate);
+			} catch (error) {
+				if (!(error instanceof AuthRequired)) throw error;
+				// Sign-in needed: one link and what to do, as a result the model reads (not a crash).
+				const text = `authorization_required: ${error.message}`;
+				return {
+					content: [{ type: "text", text }],
+					details: { action: params.action, server: params.server, tool: params.tool, error: "authorization required" },
+					isError: true,
+				};
+			}
 		},
 		renderCall: (args, theme) => renderCall(args as McpArgs, theme),
 		renderResult: (result, options, theme, context) => renderResult(result as Result, options, theme, context.isError),
 	});
 
-	const SUBCOMMANDS = ["status", "tools", "reconnect"];
-	const USAGE = "Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server>";
+	const SUBCOMMANDS = ["status", "tools", "reconnect", "login", "logout"];
+	const USAGE =
+		"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server>";
 
 	pi.registerCommand("mcp", {
-		description: "MCP servers: status, tools <server>, reconnect <server>",
+		description: "MCP servers: status, tools, reconnect, login, logout",
 		getArgumentCompletions: (prefix) => {
 			const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
 			if (rest.length > 0) return null;
@@ -95,7 +174,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				const items = SUBCOMMANDS.filter((item) => item.startsWith(action)).map((item) => ({ value: `${item} `, label: item }));
 				return items.length > 0 ? items : null;
 			}
-			if (action !== "tools" && action !== "reconnect") return null;
+			if (!SUBCOMMANDS.includes(action) || action === "status") return null;
 			const items = (holder.session?.runtime.status() ?? [])
 				.filter((status) => status.name.startsWith(server))
 				.map((status) => ({ value: `${action} ${status.name}`, label: status.name, description: status.state }));
@@ -105,8 +184,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
 			await holder.loading;
 			const session = holder.session;
-			if (action === "status" && name === undefined) return report(ctx, userStatus(session));
-			if (!SUBCOMMANDS.includes(action) || extra.length > 0 || name === undefined || action === "status") {
+			if (action === "status" && name === undefined) {
+				return report(ctx, userStatus(session, session ? await credentialStates(session) : undefined));
+			}
+			const allowed = action === "login" ? extra.length <= 1 : extra.length === 0;
+			if (!SUBCOMMANDS.includes(action) || !allowed || name === undefined || action === "status") {
 				return report(ctx, USAGE, "warning");
 			}
 			if (!session) return report(ctx, "pi-mcp: no session yet.", "warning");
@@ -115,6 +197,32 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 					const tools = await session.runtime.tools(name, ctx.signal);
 					const body = tools.length > 0 ? tools.map((tool) => `  ${toolLine(tool)}`).join("\n") : "  (no tools)";
 					return report(ctx, sanitize(`${name}: ${tools.length} tool${tools.length === 1 ? "" : "s"}\n${body}`, []));
+				}
+				if (action === "login" || action === "logout") {
+					const config = oauthConfig(session, name);
+					if (typeof config === "string") return report(ctx, config, "error");
+					if (action === "logout") {
+						if (
+							ctx.mode === "tui" &&
+							!(await ctx.ui.confirm("Sign out", `Delete the stored sign-in for MCP server "${name}"?`))
+						) {
+							return report(ctx, "Sign-out cancelled.");
+						}
+						const existed = await session.auth.logout(config);
+						await session.runtime.reset(name);
+						return report(ctx, existed ? `Signed out of MCP server "${name}".` : `MCP server "${name}" had no stored sign-in.`);
+					}
+					const pasted = extra[0];
+					if (pasted !== undefined) {
+						const outcome = await session.auth.complete(config, pasted);
+						return report(
+							ctx,
+							outcome === "completed" ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`,
+							outcome === "completed" ? "info" : "error",
+						);
+					}
+					const link = await session.auth.login(config);
+					return report(ctx, link.message);
 				}
 				await session.runtime.reset(name);
 				const status = await session.runtime.connect(name, ctx.signal);
@@ -130,14 +238,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	});
 
 	pi.on("session_start", async (_event, ctx) => {
+		holder.ctx = ctx;
 		const loading = (async () => {
 			await endSession();
 			const config = await readConfig(ctx, registeredServers());
-			holder.session = {
-				config,
-				runtime: createRuntime({ servers: config.servers, env: env(), clientInfo: { name: "pi-mcp", version: VERSION } }),
-				overflow: createOverflowStore({ baseDir: options.overflowDir }),
-			};
+			holder.session = newSession(config);
 			const problems = config.servers.filter((server) => server.error).length + config.files.filter((file) => file.error).length;
 			if (problems > 0 && ctx.hasUI) {
 				ctx.ui.notify(`pi-mcp: ${problems} configuration problem${problems === 1 ? "" : "s"}; see /mcp status`, "warning");

@@ -5,9 +5,10 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
+import type { AuthProvider, CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
+import type { Auth } from "./auth.ts";
 import type { ServerConfig, ServerEntry, ServerSource } from "./config.ts";
 import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
 import { sanitize, TailBuffer } from "./output.ts";
@@ -20,6 +21,8 @@ export type RuntimeOptions = Readonly<{
 	servers: readonly ServerEntry[];
 	env: Readonly<Record<string, string | undefined>>;
 	clientInfo: ClientInfo;
+	/** Credentials for servers with `auth`; without it such servers fail with `AuthRequired`. */
+	auth?: Auth;
 }>;
 
 export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
@@ -110,7 +113,7 @@ export interface Runtime {
 const sdkHolder: { promise?: Promise<Sdk> } = {};
 
 /** Loads the SDK once; the first load also contains the SDK's console chatter. */
-function loadSdk(): Promise<Sdk> {
+export function loadSdk(): Promise<Sdk> {
 	sdkHolder.promise ??= import("./sdk.lazy.ts").then((sdk) => {
 		containSdkConsole();
 		return sdk;
@@ -211,6 +214,28 @@ async function killAll(pgid: number | undefined, owner: string | undefined): Pro
 	if (owner === undefined) return;
 	const left = await ownedPids(owner);
 	for (const pid of left) signalPid(pid, "SIGKILL");
+	// Return only once they are gone (a zombie waiting for its reaper counts as gone).
+	for (const _ of Array.from({ length: 20 })) {
+		if (!left.some(running)) return;
+		await sleep(25);
+	}
+}
+
+function running(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+	} catch {
+		return false;
+	}
+	return !/^\d+ \(.*\) Z/.test(readStat(pid));
+}
+
+function readStat(pid: number): string {
+	try {
+		return readFileSync(`/proc/${pid}/stat`, "utf8");
+	} catch {
+		return "";
+	}
 }
 
 function signalPid(pid: number, signal: NodeJS.Signals): void {
@@ -280,11 +305,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	const shutdown = new AbortController();
 
 	const connection = (name: string): Connection => connections.get(name) ?? { state: "idle" };
-	/** Values never to show: those expanded from variables, and the bearer token. */
+	/** Values never to show: those expanded from variables, the bearer token, and every credential seen. */
 	const secretsOf = (name: string): readonly string[] => {
 		const config = entries.get(name)?.config;
 		const bearer = config?.bearerTokenEnv !== undefined ? options.env[config.bearerTokenEnv] : undefined;
-		return [...(config?.secretValues ?? []), ...(bearer ? [bearer] : [])];
+		return [...(config?.secretValues ?? []), ...(bearer ? [bearer] : []), ...(options.auth?.secrets() ?? [])];
 	};
 	const clean = (name: string, text: string): string => sanitize(text, secretsOf(name));
 
@@ -346,16 +371,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
 	}
 
+	async function credentials(config: ServerConfig): Promise<AuthProvider | undefined> {
+		if (config.auth === undefined || config.transport !== "http") return undefined;
+		if (!options.auth) throw new AuthRequired(config.name, `server "${config.name}": authentication is not available here`);
+		return options.auth.prepare(config);
+	}
+
 	async function open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
-		const bearer =
-			config.auth === "bearer" && config.bearerTokenEnv !== undefined ? options.env[config.bearerTokenEnv] : undefined;
-		if (config.auth === "bearer" && !bearer) {
-			throw new AuthRequired(name, `server "${name}": bearerTokenEnv ${config.bearerTokenEnv} is not set`);
-		}
-		if (config.auth === "oauth") {
-			throw new AuthRequired(name, `server "${name}": OAuth sign-in is not available in this version of pi-mcp`);
-		}
+		// Credentials are checked before anything connects: a missing one never costs a process or a request.
+		const authProvider = await credentials(config);
 		const sdk = await loadSdk();
 		if (signal.aborted) throw signal.reason;
 		const tail = tailOf(name);
@@ -373,7 +398,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 					})
 				: new sdk.StreamableHTTPClientTransport(new URL(config.url as string), {
 						requestInit: { headers: { ...config.headers } },
-						...(bearer ? { authProvider: { token: async () => bearer } } : {}),
+						...(authProvider ? { authProvider } : {}),
 					});
 		const spawned: { pid?: number } = {};
 		if (transport instanceof sdk.StdioClientTransport) {
@@ -461,7 +486,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			(error: unknown) => {
 				const failure = setupMessage(config, error, abort.signal, timedOut());
 				const now = connection(name);
-				if (now.state === "connecting" && now.setup === setup) connections.set(name, { state: "failed", error: failure });
+				// Missing credentials do not latch: once the user signs in, the next call connects.
+				const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
+				if (now.state === "connecting" && now.setup === setup) connections.set(name, next);
 				throw failure;
 			},
 		);
@@ -636,6 +663,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 					},
 				)) as CallToolResult;
 			} catch (error) {
+				const sdk = await loadSdk();
+				if (sdk.InsufficientScopeError.isInstance(error) && options.auth) {
+					throw await options.auth.stepUp(configOf(name), error);
+				}
 				throw callError(name, error, signal, toolName);
 			}
 		},

@@ -52,6 +52,7 @@ const textOf = (result: { content: readonly { type: string; text?: string }[] })
 		.filter((block) => block.type === "text")
 		.map((block) => block.text)
 		.join("");
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 describe("actions in both eras", async () => {
@@ -97,10 +98,9 @@ describe("actions in both eras", async () => {
 	}
 
 	test("a server without resources or prompts gets a clear message, not an exception", async () => {
-		await assert.rejects(
-			run(session, { action: "resources", server: "plain" }),
-			{ message: 'MCP server "plain" does not offer resources' },
-		);
+		await assert.rejects(run(session, { action: "resources", server: "plain" }), {
+			message: 'MCP server "plain" does not offer resources',
+		});
 		await assert.rejects(run(session, { action: "prompts", server: "plain" }), /MCP server "plain" does not offer prompts/);
 		await assert.rejects(
 			run(session, { action: "complete", server: "plain", prompt: "x", argument: "y" }),
@@ -181,7 +181,10 @@ describe("actions in both eras", async () => {
 		assert.equal(statSync(path).size, bytes);
 		assert.equal(statSync(path).mode & 0o777, 0o600);
 		assert.equal(statSync(join(path, "..")).mode & 0o777, 0o700);
-		assert.match(text, /\[Output truncated: showing 13\d\d of 14\d{4} lines \(\d\d\.\d KiB of 5\.0 MiB; \d+ bytes not shown\)\. Full output: /);
+		assert.match(
+			text,
+			/\[Output truncated: showing 13\d\d of 14\d{4} lines \(\d\d\.\d KiB of 5\.0 MiB; \d+ bytes not shown\)\. Full output: /,
+		);
 		await session.overflow.dispose();
 		assert.equal(existsSync(path), false, "overflow files are removed at shutdown");
 	});
