@@ -222,7 +222,20 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 						);
 					}
 					const link = await session.auth.login(config);
-					return report(ctx, link.message);
+					report(ctx, link.message);
+					if (ctx.mode !== "tui") return;
+					// Paste fallback in the TUI: the loopback receiver keeps waiting whatever is answered here.
+					const answer = await ctx.ui.input(
+						`Signing in to ${name}`,
+						"If the browser runs on another machine, paste the address it ended on; Esc to wait for the browser",
+					);
+					if (!answer?.trim()) return;
+					const outcome = await session.auth.complete(config, answer.trim());
+					return report(
+						ctx,
+						outcome === "completed" ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`,
+						outcome === "completed" ? "info" : "error",
+					);
 				}
 				await session.runtime.reset(name);
 				const status = await session.runtime.connect(name, ctx.signal);
