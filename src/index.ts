@@ -104,6 +104,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		};
 	}
 
+	function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" | "failed"): void {
+		const ok = outcome === "completed";
+		report(ctx, ok ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`, ok ? "info" : "error");
+	}
+
 	/** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
 	function oauthConfig(session: Session, name: string): ServerConfig | string {
 		const entry = session.config.servers.find((server) => server.name === name);
@@ -231,11 +236,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 					);
 					if (!answer?.trim()) return;
 					const outcome = await session.auth.complete(config, answer.trim());
-					return report(
-						ctx,
-						outcome === "completed" ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`,
-						outcome === "completed" ? "info" : "error",
-					);
+					return reportSignIn(ctx, name, outcome);
 				}
 				await session.runtime.reset(name);
 				const status = await session.runtime.connect(name, ctx.signal);
