@@ -220,11 +220,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 					const pasted = extra[0];
 					if (pasted !== undefined) {
 						const outcome = await session.auth.complete(config, pasted);
-						return report(
-							ctx,
-							outcome === "completed" ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`,
-							outcome === "completed" ? "info" : "error",
-						);
+						return reportSignIn(ctx, name, outcome);
 					}
 					const link = await session.auth.login(config);
 					report(ctx, link.message);
