@@ -10,11 +10,16 @@
  *   keyring record is read before connecting; without usable tokens the caller gets
  *   `AuthorizationRequired` carrying one link, and the loopback receiver (or the paste fallback)
  *   completes the flow later and `notify` reports it.
+ * - Refreshes of a record are serialised: one promise per record in this session, and across
+ *   processes an exclusive lock file per record (`store.ts`). Under the lock the keyring record is
+ *   read again; tokens another process rotated meanwhile are adopted instead of redeeming a refresh
+ *   token that is already spent (which makes the authorization server revoke the whole grant).
  *
  * Every message passes `sanitize` with every secret this module has seen (tokens, client secrets,
  * codes, verifiers). Nothing here opens a browser.
  */
 import { randomBytes } from "node:crypto";
+import { join } from "node:path";
 import type {
 	AuthProvider,
 	InsufficientScopeError,
@@ -29,8 +34,11 @@ import { AuthRequired, SetupFailed } from "./errors.ts";
 import { FLOW_TTL_MS, type LoginService, type PasteOutcome } from "./login.ts";
 import { sanitize } from "./output.ts";
 import {
+	acquireLock,
 	type CredentialRecord,
+	ensurePrivateDir,
 	KeyringUnavailable,
+	LockBusy,
 	RECORD_VERSION,
 	readRecord,
 	recordAccount,
@@ -55,6 +63,14 @@ export type AuthOptions = Readonly<{
 	loadSdk?: () => Promise<Sdk>;
 	/** `client_name` for dynamic registration; defaults to "pi-mcp". */
 	clientName?: string;
+	/**
+	 * Private directory (created 0700) for the per-record refresh lock files; defaults to
+	 * `<agentDir>/mcp-locks` with Pi's agent directory. Every process sharing the keyring must use
+	 * the same one.
+	 */
+	lockDir?: string;
+	/** How long a refresh waits for another process's refresh lock; defaults to 30 000 ms. */
+	lockTimeoutMs?: number;
 }>;
 
 export interface Auth {
@@ -111,6 +127,9 @@ type RecordPatch = Partial<Omit<CredentialRecord, "version" | "updatedAt">>;
 
 type Flow = Readonly<{ state: string; url: string; expiresAt: number; reason: Reason; scope?: string }>;
 
+/** What a 401's `WWW-Authenticate` names. */
+type Challenge = Readonly<{ scope?: string; resourceMetadataUrl?: URL }>;
+
 type Machine = Readonly<{
 	secret: string;
 	provider: AuthProvider;
@@ -118,6 +137,8 @@ type Machine = Readonly<{
 
 /** Tokens this close to expiry count as expired. */
 const EXPIRY_SKEW_MS = 30_000;
+
+const LOCK_TIMEOUT_MS = 30_000;
 
 /** Stands for the link while the message around it is sanitised. */
 const LINK = "\u0000link\u0000";
@@ -142,6 +163,7 @@ export function createAuth(options: AuthOptions): Auth {
 	const { env, store, login } = options;
 	const now = options.now ?? Date.now;
 	const clientName = options.clientName ?? "pi-mcp";
+	const lockTimeoutMs = options.lockTimeoutMs ?? LOCK_TIMEOUT_MS;
 	const sdkHolder: { promise?: Promise<Sdk> } = {};
 	const loadSdk = (): Promise<Sdk> => {
 		sdkHolder.promise ??= options.loadSdk ? options.loadSdk() : import("@modelcontextprotocol/client");
@@ -189,6 +211,9 @@ export function createAuth(options: AuthOptions): Auth {
 	const expired = (record: CredentialRecord | undefined) =>
 		record?.expiresAt !== undefined && now() >= record.expiresAt - EXPIRY_SKEW_MS;
 	const usable = (record: CredentialRecord | undefined) => record?.tokens?.access_token !== undefined && !expired(record);
+	/** Another process replaced the token the caller saw expire or fail, and the new one is fresh. */
+	const rotated = (record: CredentialRecord | undefined, seen: string | undefined) =>
+		usable(record) && record?.tokens?.access_token !== seen;
 
 	// -------------------------------------------------------------------------------------------
 	// Messages
@@ -353,6 +378,8 @@ export function createAuth(options: AuthOptions): Auth {
 				if (Object.keys(patch).length > 0) await update(account, patch);
 			},
 		};
+		// A client ID metadata document (CIMD) is the client ID where the authorization server supports it.
+		if (clientId === undefined && oauth?.clientMetadataUrl !== undefined) provider.clientMetadataUrl = oauth.clientMetadataUrl;
 		if (clientId === undefined) {
 			// Only for dynamic registration: without this method the SDK rejects a pre-registered
 			// client whose issuer differs from the discovered one instead of registering anew. The
@@ -452,39 +479,98 @@ export function createAuth(options: AuthOptions): Auth {
 		options.notify(name, clean(config, `Signed in to MCP server "${name}". Calls to it can continue now.`), true);
 	}
 
-	/** Refresh (one at a time per account); when impossible, the link ends up thrown. */
-	function refresh(config: ServerConfig, account: string): Promise<void> {
+	// -------------------------------------------------------------------------------------------
+	// Refresh: one per record in this session, one per record across processes
+
+	const lockDirHolder: { promise?: Promise<string> } = {};
+	function lockDir(): Promise<string> {
+		lockDirHolder.promise ??= (async () => {
+			// Pi is imported only when no directory was given (the extension always gives one).
+			const dir = options.lockDir ?? join((await import("@earendil-works/pi-coding-agent")).getAgentDir(), "mcp-locks");
+			await ensurePrivateDir(dir);
+			return dir;
+		})().catch((error: unknown) => {
+			lockDirHolder.promise = undefined;
+			throw error;
+		});
+		return lockDirHolder.promise;
+	}
+
+	/** The refresh lock was not obtained: who holds it, and what to do. */
+	function lockFailure(config: ServerConfig, error: unknown): Error {
+		const name = config.name;
+		const reason = !(error instanceof LockBusy)
+			? `the refresh lock could not be taken (${errorText(error)}); the lock directory must be a directory of this user`
+			: error.holder && error.alive !== false
+				? `another process held the refresh lock for more than ${Math.round(lockTimeoutMs / 1000)} s: ${error.message}. If that process is stuck, resume or end it`
+				: `the refresh lock was not released: ${error.message}. If no pi process is refreshing this sign-in, remove ${error.path}`;
+		return new SetupFailed(
+			name,
+			clean(config, `MCP server "${name}": the sign-in was not refreshed: ${reason}; then run /mcp reconnect ${name}.`),
+		);
+	}
+
+	/**
+	 * Refresh (at most one per record at a time in this session; concurrent callers share the
+	 * promise). `seen` is the access token the caller saw expire or be rejected: a keyring record
+	 * with another, fresh token is adopted instead of refreshing. When no refresh is possible, the
+	 * link ends up thrown.
+	 */
+	function refresh(config: ServerConfig, account: string, seen: string | undefined): Promise<void> {
 		const running = refreshing.get(account);
 		if (running) return running;
-		const started = runAuth(config, account, { reason: "expired" })
-			.then((link) => {
-				if (link) throw link;
-			})
-			.finally(() => refreshing.delete(account));
+		const started = refreshUnderLock(config, account, seen).finally(() => refreshing.delete(account));
 		refreshing.set(account, started);
 		return started;
 	}
 
+	async function refreshUnderLock(config: ServerConfig, account: string, seen: string | undefined): Promise<void> {
+		// Rotated by another process already: no need to wait for the lock.
+		if (rotated(await load(account), seen)) return;
+		const path = join(await lockDir().catch((error: unknown) => Promise.reject(lockFailure(config, error))), `${account}.lock`);
+		const lock = await acquireLock(path, { timeoutMs: lockTimeoutMs }).catch((error: unknown) =>
+			Promise.reject(lockFailure(config, error)),
+		);
+		try {
+			// The previous holder may have rotated the tokens while this process waited: its refresh
+			// token is then spent, and redeeming it again would revoke the grant.
+			if (rotated(await load(account), seen)) return;
+			const link = await runAuth(config, account, { reason: "expired" });
+			if (link) throw link;
+		} finally {
+			await lock.release();
+		}
+	}
+
 	/** The transport's view: a token, and on 401 a silent refresh or a link; never a browser. */
 	function interactiveProvider(config: ServerConfig, account: string): AuthProvider {
-		/** No refresh token: the pending link, or a new one. */
-		const fresh = async () => {
+		/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
+		const fresh = async (hint?: Challenge) => {
 			const pending = flows.get(account);
 			if (pending && now() <= pending.expiresAt) throw required(config, pending);
-			const link = await runAuth(config, account, { reason: "expired", force: true });
+			const sdk = await loadSdk();
+			const asked = hint ?? (await challenge(config, sdk));
+			const link = await runAuth(config, account, { reason: "expired", force: true, ...signInScope(config, asked, sdk) });
 			if (link) throw link;
 		};
 		return {
 			token: async () => {
 				const record = records.get(account);
 				if (usable(record)) return record?.tokens?.access_token;
-				if (record?.tokens?.refresh_token) await refresh(config, account);
+				if (record?.tokens?.refresh_token) await refresh(config, account, record.tokens.access_token);
 				else await fresh();
 				return records.get(account)?.tokens?.access_token;
 			},
-			onUnauthorized: async () => {
-				if (records.get(account)?.tokens?.refresh_token) await refresh(config, account);
-				else await fresh();
+			// A token believed valid was rejected. Another process may have rotated or replaced it: the
+			// keyring record is read again before refreshing.
+			onUnauthorized: async ({ response }) => {
+				const running = refreshing.get(account);
+				if (running) return running;
+				const rejected = records.get(account)?.tokens?.access_token;
+				const latest = await load(account);
+				if (rotated(latest, rejected)) return;
+				if (latest?.tokens?.refresh_token) await refresh(config, account, rejected);
+				else await fresh(fromResponse(response, await loadSdk()));
 			},
 		};
 	}
@@ -495,14 +581,53 @@ export function createAuth(options: AuthOptions): Auth {
 		if (usable(record)) return interactiveProvider(config, account);
 		// Through the shared refresh: two refreshes with one rotating refresh token revoke the grant.
 		if (record?.tokens?.refresh_token) {
-			await refresh(config, account);
+			await refresh(config, account, record.tokens.access_token);
 			return interactiveProvider(config, account);
 		}
 		const pending = flows.get(account);
 		if (pending && now() <= pending.expiresAt) throw required(config, pending);
-		const link = await runAuth(config, account, { reason: record?.tokens ? "expired" : "sign-in" });
+		const sdk = await loadSdk();
+		const asked = await challenge(config, sdk);
+		const link = await runAuth(config, account, {
+			reason: record?.tokens ? "expired" : "sign-in",
+			...signInScope(config, asked, sdk),
+		});
 		if (link) throw link;
 		return interactiveProvider(config, account);
+	}
+
+	/**
+	 * What the server asks for, before a sign-in: one unauthenticated JSON-RPC `ping`, whose 401
+	 * names the resource metadata (which may live where no well-known path leads) and the scope.
+	 * Anything else (no 401, no header, a network error) yields no hints, and discovery falls back
+	 * to the well-known locations and `scopes_supported`.
+	 */
+	async function challenge(config: ServerConfig, sdk: Sdk): Promise<Challenge> {
+		try {
+			const response = await fetch(config.url as string, {
+				method: "POST",
+				headers: { ...config.headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
+				body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
+				redirect: "manual",
+				signal: AbortSignal.timeout(Math.min(config.requestTimeoutMs, 10_000)),
+			});
+			await response.body?.cancel().catch(() => undefined);
+			return fromResponse(response, sdk);
+		} catch {
+			return {};
+		}
+	}
+
+	function fromResponse(response: Response, sdk: Sdk): Challenge {
+		if (response.status !== 401 || !response.headers.has("www-authenticate")) return {};
+		const { scope, resourceMetadataUrl } = sdk.extractWWWAuthenticateParams(response);
+		return { scope, resourceMetadataUrl };
+	}
+
+	/** The scope to sign in with (the configured one plus what the challenge asks) and where the metadata is. */
+	function signInScope(config: ServerConfig, asked: Challenge, sdk: Sdk): { scope?: string; resourceMetadataUrl?: URL } {
+		const scope = asked.scope === undefined ? undefined : sdk.computeScopeUnion(config.oauth?.scope, asked.scope);
+		return { scope, resourceMetadataUrl: asked.resourceMetadataUrl };
 	}
 
 	// -------------------------------------------------------------------------------------------

@@ -214,6 +214,12 @@ export function checkUrl(value: string, field: string): URL {
 function resolveOAuth(oauth: OAuthSettings | undefined): OAuthSettings | undefined {
 	if (!oauth) return undefined;
 	if (oauth.issuer !== undefined) checkUrl(oauth.issuer, "oauth.issuer");
+	if (oauth.clientMetadataUrl !== undefined) {
+		const url = checkUrl(oauth.clientMetadataUrl, "oauth.clientMetadataUrl");
+		if (url.protocol !== "https:" || url.pathname === "/") {
+			throw new ResolveError('field "oauth.clientMetadataUrl" must be an https: URL with a path (a client ID metadata document)');
+		}
+	}
 	if (oauth.redirectUri !== undefined) {
 		const url = checkUrl(oauth.redirectUri, "oauth.redirectUri");
 		if (url.protocol !== "http:" || !isLoopbackHost(url.hostname)) {

@@ -17,6 +17,11 @@ export type OAuthSettings = Readonly<{
 	issuer?: string;
 	/** Loopback redirect URI; default: an ephemeral port on 127.0.0.1 with path `/callback`. */
 	redirectUri?: string;
+	/**
+	 * HTTPS URL of a client ID metadata document (CIMD) describing this client: the `client_id`
+	 * where the authorization server supports CIMD; elsewhere dynamic registration is used.
+	 */
+	clientMetadataUrl?: string;
 	scope?: string;
 }>;
 
@@ -59,7 +64,7 @@ const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
 const PI_ONLY_KEYS = ["exposure", "toolExposure"];
 const OVERRIDE_KEYS = ["enabled", "disabled", ...PI_ONLY_KEYS];
-const OAUTH_KEYS = ["grantType", "clientId", "clientSecretEnv", "issuer", "redirectUri", "scope"];
+const OAUTH_KEYS = ["grantType", "clientId", "clientSecretEnv", "issuer", "redirectUri", "clientMetadataUrl", "scope"];
 
 /** Hints for keys that other clients (Pi's built-in MCP among them) accept and we do not. */
 const KEY_HINTS: Readonly<Record<string, string>> = {
@@ -215,12 +220,17 @@ function oauthSettings(raw: Fields): OAuthSettings {
 		clientSecretEnv: envName(value, "clientSecretEnv", "oauth.clientSecretEnv"),
 		issuer: optionalString(value, "issuer", "oauth.issuer"),
 		redirectUri: optionalString(value, "redirectUri", "oauth.redirectUri"),
+		clientMetadataUrl: optionalString(value, "clientMetadataUrl", "oauth.clientMetadataUrl"),
 		scope: optionalString(value, "scope", "oauth.scope"),
 	};
 	if (grant === "client_credentials") {
 		const missing = (["clientId", "clientSecretEnv", "issuer"] as const).find((key) => settings[key] === undefined);
 		if (missing) fail(`field "oauth.${missing}" is required for grantType "client_credentials"`);
 		if (settings.redirectUri !== undefined) fail('field "oauth.redirectUri" does not apply to "client_credentials"');
+		if (settings.clientMetadataUrl !== undefined) fail('field "oauth.clientMetadataUrl" does not apply to "client_credentials"');
+	}
+	if (settings.clientId !== undefined && settings.clientMetadataUrl !== undefined) {
+		fail('fields "oauth.clientId" and "oauth.clientMetadataUrl" exclude each other (the document\'s URL is the client ID)');
 	}
 	if (grant === "authorization_code" && settings.clientId !== undefined && settings.issuer === undefined) {
 		fail('field "oauth.issuer" is required with a pre-registered "oauth.clientId"');
