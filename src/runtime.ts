@@ -371,6 +371,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
 	}
 
+	/** A `403 insufficient_scope` becomes a new sign-in link for the wider scope; anything else is returned as is. */
+	async function stepUp(name: string, error: unknown): Promise<unknown> {
+		const config = entries.get(name)?.config;
+		if (!options.auth || !config || !(await loadSdk()).InsufficientScopeError.isInstance(error)) return error;
+		return options.auth.stepUp(config, error);
+	}
+
 	async function credentials(config: ServerConfig): Promise<AuthProvider | undefined> {
 		if (config.auth === undefined || config.transport !== "http") return undefined;
 		if (!options.auth) throw new AuthRequired(config.name, `server "${config.name}": authentication is not available here`);
@@ -425,7 +432,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			closing.value = true;
 			await client.close().catch(() => undefined);
 			if (config.transport === "stdio") await killAll(wrapper ? spawned.pid : undefined, owner);
-			throw error;
+			throw await stepUp(name, error);
 		}
 		const live: Live = {
 			client,
@@ -521,10 +528,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 				if (now.state === "ready" && now.live === live) connections.set(name, { ...now, index: built, listing: undefined });
 				return built;
 			},
-			(error: unknown) => {
+			async (error: unknown) => {
 				const now = connection(name);
 				if (now.state === "ready" && now.live === live) connections.set(name, { ...now, listing: undefined });
-				throw callError(name, error, undefined);
+				throw callError(name, await stepUp(name, error), undefined);
 			},
 		);
 		connections.set(name, { ...current, listing });
@@ -663,11 +670,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 					},
 				)) as CallToolResult;
 			} catch (error) {
-				const sdk = await loadSdk();
-				if (sdk.InsufficientScopeError.isInstance(error) && options.auth) {
-					throw await options.auth.stepUp(configOf(name), error);
-				}
-				throw callError(name, error, signal, toolName);
+				throw callError(name, await stepUp(name, error), signal, toolName);
 			}
 		},
 
@@ -680,7 +683,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			try {
 				return await run(live.client, { signal: combined, timeout: configOf(name).requestTimeoutMs });
 			} catch (error) {
-				throw callError(name, error, signal, undefined, what);
+				throw callError(name, await stepUp(name, error), signal, undefined, what);
 			}
 		},
 
