@@ -3,6 +3,7 @@
  * registers (no I/O: no files, processes, sockets or timers); `session_start` reads configuration;
  * servers connect lazily on first use; `session_shutdown` tears everything down.
  */
+import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
 import {
 	DESCRIPTION,
@@ -91,6 +92,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			store: store(),
 			login,
 			now: options.now,
+			// Shared by every Pi process using the same keyring records: one refresh at a time per record.
+			lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
 			notify: signedIn,
 			// Through the runtime's loader, so the SDK's console output is contained before it can print.
 			loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),

@@ -85,6 +85,8 @@ function harness(env: Record<string, string | undefined> = {}, store = memorySto
 		store,
 		login,
 		now: () => clock.now,
+		// Refresh locks in the test's own directory, never under the real agent dir.
+		lockDir: join(state.launchDir as string, "mcp-locks"),
 		notify: (server, message, ok) => {
 			const note = { server, message, ok };
 			notes.push(note);

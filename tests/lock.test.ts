@@ -1,0 +1,301 @@
+/**
+ * The cross-process refresh lock (`acquireLock` in src/store.ts) with real processes: exclusion,
+ * a stalled (SIGSTOPped) holder keeps its lock, a dead (SIGKILLed) holder's lock is reclaimed,
+ * reclaimers racing for one dead lock, and what a lock file holds. No keyring needed.
+ *   node --import tsx --test tests/lock.test.ts
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { acquireLock, ensurePrivateDir, LockBusy, type LockOwner, lockOwnerAlive, readLockOwner } from "../src/store.ts";
+import { startWorker, stopWorkers, type Worker } from "./fixtures/workers.ts";
+
+const WORKER = "tests/fixtures/lock-worker.ts";
+const state: { base?: string; count: number } = { count: 0 };
+
+before(async () => {
+	state.base = await mkdtemp(join(tmpdir(), "pi-mcp-lock-"));
+});
+after(async () => {
+	await stopWorkers();
+	if (state.base) await rm(state.base, { recursive: true, force: true });
+});
+
+/** A fresh private lock directory per test. */
+async function lockDir(): Promise<string> {
+	const dir = join(state.base as string, `locks-${state.count++}`, "mcp-locks");
+	await ensurePrivateDir(dir);
+	return dir;
+}
+
+/** A pid that belonged to a process which has exited (and was reaped). */
+function deadPid(): number {
+	const result = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+	const pid = Number(result.stdout);
+	assert.ok(pid > 0);
+	assert.throws(() => process.kill(pid, 0), { code: "ESRCH" });
+	return pid;
+}
+
+function owner(pid: number, host = hostname()): LockOwner {
+	return { pid, host, createdAt: new Date(Date.now() - 3_600_000).toISOString(), nonce: randomUUID() };
+}
+
+async function busy(promise: Promise<unknown>): Promise<LockBusy> {
+	const error = await promise.then(
+		() => assert.fail("expected LockBusy"),
+		(e: unknown) => e,
+	);
+	assert.ok(error instanceof LockBusy, String(error));
+	return error;
+}
+
+describe("lock file", () => {
+	test("exclusive create, mode 0600 in a 0700 directory, only pid/host/createdAt/nonce; release removes it", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const lock = await acquireLock(path);
+		assert.equal(lock.reclaimed, false);
+		assert.equal((await stat(dir)).mode & 0o777, 0o700);
+		assert.equal((await stat(path)).mode & 0o777, 0o600);
+		const content = JSON.parse(await readFile(path, "utf8"));
+		assert.deepEqual(Object.keys(content), ["pid", "host", "createdAt", "nonce"]);
+		assert.equal(content.pid, process.pid);
+		assert.equal(content.host, hostname());
+		assert.ok(Math.abs(Date.parse(content.createdAt) - Date.now()) < 10_000);
+		assert.match(content.nonce, /^[0-9a-f-]{36}$/);
+		assert.deepEqual(await readLockOwner(path), lock.owner);
+		assert.equal(await lockOwnerAlive(lock.owner), true);
+		// A second acquirer in the same process waits like any other, then names the holder.
+		const error = await busy(acquireLock(path, { timeoutMs: 150 }));
+		assert.equal(error.message, `lock ${path} is held by pid ${process.pid} on ${hostname()} since ${content.createdAt}`);
+		assert.equal(error.alive, true);
+		await lock.release();
+		await lock.release();
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	test("release never removes another holder's lock", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const first = await acquireLock(path);
+		await first.release();
+		const second = await acquireLock(path);
+		await first.release();
+		assert.deepEqual(await readLockOwner(path), second.owner);
+		await second.release();
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	test("the private directory: created 0700, a looser one tightened, a symlink refused", async () => {
+		const base = join(state.base as string, `dirs-${state.count++}`);
+		await ensurePrivateDir(join(base, "a", "mcp-locks"));
+		assert.equal((await stat(join(base, "a", "mcp-locks"))).mode & 0o777, 0o700);
+		await mkdir(join(base, "loose"), { mode: 0o755 });
+		await ensurePrivateDir(join(base, "loose"));
+		assert.equal((await stat(join(base, "loose"))).mode & 0o777, 0o700);
+		await symlink(join(base, "loose"), join(base, "link"));
+		await assert.rejects(ensurePrivateDir(join(base, "link")), /is not a directory/);
+	});
+
+	test("a symlink at the lock path is never followed: busy with an unknown holder, the target untouched", async () => {
+		const dir = await lockDir();
+		const target = join(state.base as string, `target-${state.count++}`);
+		await writeFile(target, "precious");
+		const path = join(dir, "record.lock");
+		await symlink(target, path);
+		const error = await busy(acquireLock(path, { timeoutMs: 100 }));
+		assert.equal(error.message, `lock ${path} is held by an unknown holder`);
+		assert.equal(await readFile(target, "utf8"), "precious");
+		assert.ok((await lstat(path)).isSymbolicLink());
+	});
+
+	test("an empty (half-written) lock file counts as busy, never as stale", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		await writeFile(path, "", { mode: 0o600 });
+		const error = await busy(acquireLock(path, { timeoutMs: 100 }));
+		assert.equal(error.holder, undefined);
+		assert.equal(await readFile(path, "utf8"), "");
+	});
+
+	test("a holder on another host is never reclaimed (its pid means nothing here)", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const remote = owner(deadPid(), "some-other-host");
+		await writeFile(path, JSON.stringify(remote), { mode: 0o600 });
+		const error = await busy(acquireLock(path, { timeoutMs: 100 }));
+		assert.match(error.message, new RegExp(`held by pid ${remote.pid} on some-other-host since ${remote.createdAt}$`));
+		assert.equal(error.alive, undefined);
+		assert.deepEqual(await readLockOwner(path), remote);
+	});
+
+	test("an old lock of a live process is not stolen by age", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		// pid 1 is alive (and usually not ours to signal: EPERM still means alive).
+		const ancient = { ...owner(1), createdAt: "2001-01-01T00:00:00.000Z" };
+		await writeFile(path, JSON.stringify(ancient), { mode: 0o600 });
+		const error = await busy(acquireLock(path, { timeoutMs: 200 }));
+		assert.equal(error.alive, true);
+		assert.deepEqual(await readLockOwner(path), ancient);
+	});
+
+	test("a lock with this process's pid but a nonce it does not hold is a previous process's: reclaimed", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		await writeFile(path, JSON.stringify(owner(process.pid)), { mode: 0o600 });
+		const lock = await acquireLock(path, { timeoutMs: 1000 });
+		assert.equal(lock.reclaimed, true);
+		await lock.release();
+		assert.deepEqual(await readdir(dir), []);
+	});
+});
+
+describe("processes", { timeout: 300_000 }, () => {
+	test("6 processes x 30 locked read-modify-write increments lose no update", async () => {
+		const dir = await lockDir();
+		const counter = join(state.base as string, `counter-${state.count++}`);
+		const workers = Array.from({ length: 6 }, () => startWorker(WORKER, ["count", join(dir, "c.lock"), counter, "30"]));
+		for (const worker of workers) await worker.next("done", 90_000);
+		assert.equal(await readFile(counter, "utf8"), "180");
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	test("a SIGSTOPped holder keeps its lock: a contender fails naming its pid; after SIGCONT it releases", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const holder = startWorker(WORKER, ["hold", path]);
+		const acquired = await holder.next("acquired");
+		const before = await readFile(path, "utf8");
+		process.kill(holder.pid, "SIGSTOP");
+		try {
+			const started = Date.now();
+			const error = await busy(acquireLock(path, { timeoutMs: 1500 }));
+			assert.ok(Date.now() - started >= 1500, "waited the whole timeout");
+			const createdAt = (acquired.owner as LockOwner).createdAt;
+			assert.equal(error.message, `lock ${path} is held by pid ${holder.pid} on ${hostname()} since ${createdAt}`);
+			assert.equal(error.alive, true);
+			assert.equal(await readFile(path, "utf8"), before, "nothing stolen");
+		} finally {
+			process.kill(holder.pid, "SIGCONT");
+		}
+		const waiting = acquireLock(path, { timeoutMs: 10_000 });
+		holder.send("release");
+		await holder.next("released");
+		const lock = await waiting;
+		assert.equal(lock.reclaimed, false);
+		await lock.release();
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	test("a SIGKILLed holder's lock is reclaimed by the next acquirer", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const holder = startWorker(WORKER, ["hold", path]);
+		await holder.next("acquired");
+		holder.child.kill("SIGKILL");
+		await holder.exited;
+		const dead = await readLockOwner(path);
+		assert.equal(dead?.pid, holder.pid);
+		assert.equal(await lockOwnerAlive(dead as LockOwner), false);
+		const lock = await acquireLock(path, { timeoutMs: 5000 });
+		assert.equal(lock.reclaimed, true);
+		assert.equal((await stat(path)).mode & 0o777, 0o600);
+		assert.deepEqual(await readLockOwner(path), lock.owner);
+		await lock.release();
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	/** Starts `count` racers on a dead lock, releases them at once; returns their events. */
+	async function race(count: number): Promise<{ reclaimed: boolean; acquiredAt: number; releasedAt: number }[]> {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const killed = startWorker(WORKER, ["hold", path]);
+		await killed.next("acquired");
+		killed.child.kill("SIGKILL");
+		await killed.exited;
+		const racers: Worker[] = Array.from({ length: count }, () => startWorker(WORKER, ["race", path, "150"]));
+		for (const racer of racers) await racer.next("ready");
+		for (const racer of racers) racer.send("go");
+		const runs = [];
+		for (const racer of racers) {
+			const acquired = await racer.next("acquired");
+			const released = await racer.next("released");
+			await racer.exited;
+			runs.push({ reclaimed: acquired.reclaimed === true, acquiredAt: Number(acquired.at), releasedAt: Number(released.at) });
+		}
+		assert.deepEqual(await readdir(dir), [], "no lock, guard or staging file left");
+		return runs;
+	}
+
+	function assertOneWinner(runs: { reclaimed: boolean; acquiredAt: number; releasedAt: number }[]): void {
+		assert.equal(runs.filter((run) => run.reclaimed).length, 1, JSON.stringify(runs));
+		const ordered = [...runs].sort((a, b) => a.acquiredAt - b.acquiredAt);
+		for (const [i, run] of ordered.entries()) {
+			const next = ordered[i + 1];
+			if (next) assert.ok(next.acquiredAt >= run.releasedAt, `overlapping holders: ${JSON.stringify(ordered)}`);
+		}
+	}
+
+	test("two reclaimers racing for the same dead lock: exactly one wins (5 rounds)", async () => {
+		for (const _ of Array.from({ length: 5 })) assertOneWinner(await race(2));
+	});
+
+	test("eight reclaimers racing for the same dead lock: exactly one wins", async () => {
+		assertOneWinner(await race(8));
+	});
+});
+
+describe("reclaim races in one process", () => {
+	test("two acquirers reclaiming the same dead lock at once, 200 times: exactly one reclaims each time", async () => {
+		const dir = await lockDir();
+		const pid = deadPid();
+		for (const round of Array.from({ length: 200 }, (_, i) => i)) {
+			const path = join(dir, `r${round}.lock`);
+			await writeFile(path, JSON.stringify(owner(pid)), { mode: 0o600 });
+			const inside = { count: 0, max: 0 };
+			const contender = async () => {
+				const lock = await acquireLock(path, { timeoutMs: 5000 });
+				inside.count++;
+				inside.max = Math.max(inside.max, inside.count);
+				await new Promise((resolve) => setImmediate(resolve));
+				inside.count--;
+				await lock.release();
+				return lock.reclaimed;
+			};
+			const results = await Promise.all([contender(), contender()]);
+			assert.equal(results.filter(Boolean).length, 1, `round ${round}: ${results}`);
+			assert.equal(inside.max, 1, `round ${round}: two holders at once`);
+		}
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	test("a reclaim guard left by a reclaimer that died is itself reclaimed", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const pid = deadPid();
+		await writeFile(path, JSON.stringify(owner(pid)), { mode: 0o600 });
+		await writeFile(`${path}.reclaim`, JSON.stringify(owner(pid)), { mode: 0o600 });
+		const lock = await acquireLock(path, { timeoutMs: 2000 });
+		assert.equal(lock.reclaimed, true);
+		await lock.release();
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	test("a dead holder whose lock cannot be reclaimed (guard held by a live process) is named as dead", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const dead = owner(deadPid());
+		await writeFile(path, JSON.stringify(dead), { mode: 0o600 });
+		await writeFile(`${path}.reclaim`, JSON.stringify(owner(1)), { mode: 0o600 });
+		const error = await busy(acquireLock(path, { timeoutMs: 200 }));
+		assert.equal(error.alive, false);
+		assert.match(error.message, /\(that process no longer exists\)$/);
+		assert.deepEqual(await readLockOwner(path), dead);
+	});
+});

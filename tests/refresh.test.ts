@@ -1,0 +1,427 @@
+/**
+ * Refreshes that never race, against real parts: oidc-provider with refresh-token rotation and
+ * reuse detection (a spent refresh token revokes the grant), the real Secret Service, and real
+ * processes (tests/fixtures/refresh-worker.ts: its own auth with `keyringStore()`, the shared lock
+ * directory, the SDK client with only the narrow AuthProvider, one `whoami`). Run under the wrapper:
+ *   bash scripts/with-keyring.sh node --import tsx --test tests/refresh.test.ts
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { type Auth, AuthorizationRequired, createAuth } from "../src/auth.ts";
+import type { ServerConfig } from "../src/config.ts";
+import { SetupFailed } from "../src/errors.ts";
+import { createLoginService } from "../src/login.ts";
+import { type CredentialRecord, keyringStore, readRecord, recordAccount, writeRecord } from "../src/store.ts";
+// @ts-expect-error -- plain ESM fixture without types
+import { browse } from "./fixtures/oauth/as.mjs";
+import { httpServer } from "./fixtures/oauth/config.ts";
+// @ts-expect-error -- plain ESM fixture without types
+import { startProtectedMcp } from "./fixtures/oauth/rs.mjs";
+import type { WorkerArgs } from "./fixtures/refresh-worker.ts";
+import { startWorker, stopWorkers, type Worker, type WorkerEvent } from "./fixtures/workers.ts";
+
+type Events = { grants: string[]; revoked: string[]; errors: string[] };
+type Rs = { mcpUrl: URL; as: { issuer: string; events: Events }; tokensSeen: string[]; close(): Promise<void> };
+
+const WORKER = "tests/fixtures/refresh-worker.ts";
+const store = keyringStore();
+const state: { rs?: Rs; agentDir?: string; lockDir?: string; accounts: string[] } = { accounts: [] };
+const cleanups: (() => Promise<unknown>)[] = [];
+
+before(async () => {
+	assert.ok(
+		process.env.DBUS_SESSION_BUS_ADDRESS,
+		"no session bus: run under the keyring wrapper: bash scripts/with-keyring.sh node --import tsx --test tests/refresh.test.ts",
+	);
+	state.rs = (await startProtectedMcp()) as Rs;
+	state.agentDir = await mkdtemp(join(tmpdir(), "pi-mcp-agent-"));
+	state.lockDir = join(state.agentDir, "mcp-locks");
+});
+
+after(async () => {
+	await stopWorkers();
+	for (const cleanup of cleanups.reverse()) await cleanup();
+	for (const account of state.accounts) await store.delete(account).catch(() => false);
+	await state.rs?.close();
+	if (state.agentDir) await rm(state.agentDir, { recursive: true, force: true });
+});
+
+const rs = (): Rs => state.rs as Rs;
+const lockDir = (): string => state.lockDir as string;
+const hash = (value: string | undefined) => (value ? createHash("sha256").update(value).digest("hex").slice(0, 16) : undefined);
+
+/** What the authorization server did since `mark()`. */
+function mark() {
+	const events = rs().as.events;
+	const start = { grants: events.grants.length, revoked: events.revoked.length, errors: events.errors.length };
+	return () => ({
+		refreshGrants: events.grants.slice(start.grants).filter((grant) => grant === "refresh_token").length,
+		grants: events.grants.slice(start.grants),
+		revoked: events.revoked.slice(start.revoked),
+		errors: events.errors.slice(start.errors),
+	});
+}
+
+/** An auth in this process, like a Pi session, with the real keyring and the shared lock directory. */
+function session(clock = { now: Date.now() }, locks = lockDir()) {
+	const login = createLoginService({ now: () => clock.now });
+	const notes: { message: string; ok: boolean }[] = [];
+	const waiters: (() => void)[] = [];
+	const auth = createAuth({
+		env: {},
+		store,
+		login,
+		now: () => clock.now,
+		lockDir: locks,
+		notify: (_server, message, ok) => {
+			notes.push({ message, ok });
+			for (const wake of waiters.splice(0)) wake();
+		},
+	});
+	cleanups.push(async () => {
+		auth.dispose();
+		await login.dispose();
+	});
+	const signedIn = () => new Promise<void>((resolve) => waiters.push(resolve));
+	return { auth, login, notes, clock, signedIn };
+}
+
+/** Signs `name` in through the real AS (headless browser) and returns its config and record. */
+async function signIn(name: string): Promise<{ config: ServerConfig; account: string; record: CredentialRecord }> {
+	const config = httpServer(name, rs().mcpUrl.href, { oauth: {} });
+	const account = recordAccount(config);
+	state.accounts.push(account);
+	const s = session();
+	const link = await s.auth.prepare(config).then(
+		() => assert.fail("expected a sign-in link"),
+		(error: unknown) => error,
+	);
+	assert.ok(link instanceof AuthorizationRequired, String(link));
+	const done = s.signedIn();
+	await browse(link.url, { deliver: true });
+	await done;
+	assert.equal(s.notes[0]?.ok, true, s.notes[0]?.message);
+	const record = await readRecord(store, account);
+	assert.ok(record?.tokens?.refresh_token, "signed in with a refresh token");
+	return { config, account, record };
+}
+
+/** Marks the stored access token as expired (as if its lifetime had passed). */
+async function expire(account: string): Promise<CredentialRecord> {
+	const record = await readRecord(store, account);
+	assert.ok(record);
+	const expired = { ...record, expiresAt: Date.now() - 60_000 };
+	await writeRecord(store, account, expired);
+	return expired;
+}
+
+function worker(name: string, extra: Partial<WorkerArgs> = {}): Worker {
+	const args: WorkerArgs = { url: rs().mcpUrl.href, name, lockDir: lockDir(), ...extra };
+	return startWorker(WORKER, [JSON.stringify(args)]);
+}
+
+async function connect(config: ServerConfig, auth: Auth): Promise<Client> {
+	const client = new Client({ name: "refresh-test", version: "0.0.0" }, { capabilities: {} });
+	await client.connect(
+		new StreamableHTTPClientTransport(new URL(config.url as string), { authProvider: await auth.prepare(config) }),
+	);
+	cleanups.push(() => client.close().catch(() => undefined));
+	return client;
+}
+
+async function whoami(client: Client): Promise<string | undefined> {
+	const result = (await client.callTool({ name: "whoami", arguments: {} })) as { content: { text: string }[] };
+	return (JSON.parse(result.content[0]?.text ?? "{}") as { sub?: string }).sub;
+}
+
+async function lockFiles(): Promise<string[]> {
+	return readdir(lockDir()).catch(() => []);
+}
+
+function shuffle<T>(items: readonly T[]): T[] {
+	const copy = [...items];
+	for (const i of copy.keys()) {
+		const j = i + Math.floor(Math.random() * (copy.length - i));
+		[copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+	}
+	return copy;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** All results succeeded as alice, with one and the same token, and nobody got a sign-in link. */
+function assertAllSucceeded(results: WorkerEvent[], record: CredentialRecord | undefined): void {
+	for (const result of results) {
+		assert.equal(result.ok, true, `worker ${result.pid} failed: ${result.error}: ${result.message}`);
+		assert.equal(result.sub, "alice");
+		assert.equal(result.pending, 0, "nobody was asked to sign in");
+		assert.equal(result.token, hash(record?.tokens?.access_token), "every process used the stored token");
+	}
+}
+
+describe("cross-process refresh", { timeout: 600_000 }, () => {
+	test("8 processes with one expired record call at once: one refresh grant, all succeed, grant intact", async () => {
+		const { account, record: signed } = await signIn("eight");
+		const expired = await expire(account);
+		const since = mark();
+		const workers = Array.from({ length: 8 }, () => worker("eight", { waitGo: true }));
+		for (const w of workers) await w.next("ready");
+		for (const w of workers) w.send("go");
+		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const seen = since();
+		const stored = await readRecord(store, account);
+		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
+		assert.deepEqual(seen.revoked, [], "the grant was not revoked");
+		assert.deepEqual(seen.errors, []);
+		assert.notEqual(stored?.tokens?.refresh_token, expired.tokens?.refresh_token, "rotated");
+		assert.notEqual(stored?.tokens?.refresh_token, signed.tokens?.refresh_token);
+		assertAllSucceeded(results, stored);
+		assert.equal(workers.filter((w) => w.events.some((e) => e.event === "refreshing")).length, 1, "one process refreshed");
+		assert.deepEqual(await lockFiles(), [], "no lock file left");
+	});
+
+	test("the same with the processes started and released in a random order", async () => {
+		const { account } = await signIn("shuffled");
+		for (const round of [1, 2]) {
+			await expire(account);
+			const since = mark();
+			const workers: Worker[] = [];
+			for (const _ of shuffle(Array.from({ length: 8 }, (_, i) => i))) {
+				workers.push(worker("shuffled", { waitGo: true }));
+				await sleep(Math.random() * 40);
+			}
+			for (const w of workers) await w.next("ready");
+			for (const w of shuffle(workers)) {
+				w.send("go");
+				await sleep(Math.random() * 30);
+			}
+			const results = await Promise.all(workers.map((w) => w.next("result")));
+			const seen = since();
+			assert.equal(seen.refreshGrants, 1, `round ${round}: ${JSON.stringify(seen)}`);
+			assert.deepEqual(seen.revoked, []);
+			assert.deepEqual(seen.errors, []);
+			assertAllSucceeded(results, await readRecord(store, account));
+			assert.deepEqual(await lockFiles(), []);
+		}
+	});
+
+	test("negative control: 8 processes that do not share a lock directory trigger reuse detection", async () => {
+		const { account } = await signIn("unshared");
+		await expire(account);
+		const since = mark();
+		const workers = Array.from({ length: 8 }, (_, i) =>
+			worker("unshared", { waitGo: true, lockDir: join(state.agentDir as string, `private-${i}`) }),
+		);
+		for (const w of workers) await w.next("ready");
+		for (const w of workers) w.send("go");
+		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const seen = since();
+		const attempts = seen.refreshGrants + seen.errors.filter((error) => error.startsWith("refresh_token")).length;
+		assert.ok(attempts > 1, `more than one refresh reached the server: ${JSON.stringify(seen)}`);
+		assert.ok(seen.revoked.length > 0, `reuse detected and the grant revoked: ${JSON.stringify(seen)}`);
+		assert.ok(
+			results.some((result) => result.ok !== true),
+			"some process lost its sign-in",
+		);
+	});
+
+	test("a SIGSTOPped holder keeps the lock: the others wait, then fail naming its pid; after SIGCONT all complete", async () => {
+		const { account, record } = await signIn("stalled");
+		await expire(account);
+		const since = mark();
+		const holder = worker("stalled", { gate: "stdin" });
+		await holder.next("refreshing");
+		const lockPath = join(lockDir(), `${account}.lock`);
+		const held = await readFile(lockPath, "utf8");
+
+		// What a lock file holds: pid, host, time and nonce; no secret; private modes.
+		assert.equal((await stat(lockDir())).mode & 0o777, 0o700);
+		assert.equal((await stat(lockPath)).mode & 0o777, 0o600);
+		const owner = JSON.parse(held);
+		assert.deepEqual(Object.keys(owner), ["pid", "host", "createdAt", "nonce"]);
+		assert.equal(owner.pid, holder.pid);
+		assert.equal(owner.host, hostname());
+		const stored = await readRecord(store, account);
+		for (const secret of [record.tokens?.access_token, record.tokens?.refresh_token, stored?.tokens?.refresh_token]) {
+			assert.ok(secret && secret.length > 10);
+			assert.equal(held.includes(secret), false, "no token in the lock file");
+		}
+
+		process.kill(holder.pid, "SIGSTOP");
+		const impatient = Array.from({ length: 3 }, () => worker("stalled", { lockTimeoutMs: 2000 }));
+		const patient = Array.from({ length: 2 }, () => worker("stalled", { lockTimeoutMs: 60_000 }));
+		const failures = await Promise.all(impatient.map((w) => w.next("result")));
+		for (const failure of failures) {
+			assert.equal(failure.ok, false);
+			assert.equal(failure.error, "SetupFailed");
+			assert.equal(failure.link, false, "no sign-in link");
+			assert.match(
+				String(failure.message),
+				new RegExp(
+					`^MCP server "stalled": the sign-in was not refreshed: another process held the refresh lock for more than 2 s: ` +
+						`lock \\S+${account}\\.lock is held by pid ${holder.pid} on ${hostname()} since ${owner.createdAt}\\. ` +
+						"If that process is stuck, resume or end it; then run /mcp reconnect stalled\\.$",
+				),
+			);
+		}
+		assert.equal(await readFile(lockPath, "utf8"), held, "nothing stolen");
+		assert.equal(
+			patient.some((w) => w.events.some((e) => e.event === "result")),
+			false,
+			"the patient ones still wait",
+		);
+		assert.equal(since().refreshGrants, 0);
+
+		process.kill(holder.pid, "SIGCONT");
+		holder.send("go");
+		const results = await Promise.all([holder, ...patient].map((w) => w.next("result")));
+		const seen = since();
+		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
+		assert.deepEqual(seen.revoked, []);
+		assert.deepEqual(seen.errors, []);
+		assertAllSucceeded(results, await readRecord(store, account));
+		assert.deepEqual(await lockFiles(), []);
+	});
+
+	test("a holder SIGKILLed mid-refresh: its lock is reclaimed and exactly one process refreshes", async () => {
+		const { account } = await signIn("killed");
+		await expire(account);
+		const since = mark();
+		const holder = worker("killed", { gate: "forever" });
+		await holder.next("refreshing");
+		holder.child.kill("SIGKILL");
+		await holder.exited;
+		const lockPath = join(lockDir(), `${account}.lock`);
+		assert.equal(JSON.parse(await readFile(lockPath, "utf8")).pid, holder.pid, "the dead holder's lock is left behind");
+		// Without the reclaim they would all fail with the dead holder's pid after the timeout.
+		const workers = Array.from({ length: 4 }, () => worker("killed", { waitGo: true, lockTimeoutMs: 60_000 }));
+		for (const w of workers) await w.next("ready");
+		for (const w of workers) w.send("go");
+		const results = await Promise.all(workers.map((w) => w.next("result", 120_000)));
+		const seen = since();
+		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
+		assert.deepEqual(seen.revoked, []);
+		assert.deepEqual(seen.errors, []);
+		assert.equal(workers.filter((w) => w.events.some((e) => e.event === "refreshing")).length, 1);
+		assertAllSucceeded(results, await readRecord(store, account));
+		assert.deepEqual(await lockFiles(), [], "no lock, guard or staging file left");
+	});
+});
+
+describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
+	test("a session whose token expired in memory adopts the one another process rotated, without refreshing", async () => {
+		const { config, account } = await signIn("adopt-expired");
+		// The session loaded a token that it will see expire 10 s from now.
+		const current = await readRecord(store, account);
+		assert.ok(current);
+		await writeRecord(store, account, { ...current, expiresAt: Date.now() + 40_000 });
+		const s = session();
+		const client = await connect(config, s.auth);
+		assert.equal(await whoami(client), "alice");
+		// Another process refreshes (for it the token has expired).
+		await expire(account);
+		const since = mark();
+		const other = worker("adopt-expired");
+		assert.equal((await other.next("result")).ok, true);
+		assert.equal(since().refreshGrants, 1);
+		const rotated = await readRecord(store, account);
+		// Later, this session's token has expired too: it adopts the rotated one.
+		s.clock.now += 20_000;
+		assert.equal(await whoami(client), "alice");
+		const seen = since();
+		assert.equal(seen.refreshGrants, 1, `no second refresh: ${JSON.stringify(seen)}`);
+		assert.deepEqual(seen.revoked, []);
+		assert.equal(rs().tokensSeen.at(-1), rotated?.tokens?.access_token, "the call used the rotated token");
+		assert.equal((await readRecord(store, account))?.tokens?.refresh_token, rotated?.tokens?.refresh_token);
+		assert.deepEqual(await lockFiles(), []);
+	});
+
+	test("a 401 on a token believed valid re-reads the keyring and adopts the rotated token, without refreshing", async () => {
+		const { config, account } = await signIn("adopt-401");
+		const current = await readRecord(store, account);
+		assert.ok(current?.tokens);
+		// The session holds a token the server rejects but believes valid (not expired).
+		await writeRecord(store, account, { ...current, tokens: { ...current.tokens, access_token: "rejected-by-the-server" } });
+		const s = session();
+		const provider = await s.auth.prepare(config);
+		assert.equal(await provider?.token(), "rejected-by-the-server");
+		// Another process rotates the tokens.
+		await expire(account);
+		const since = mark();
+		assert.equal((await worker("adopt-401").next("result")).ok, true);
+		assert.equal(since().refreshGrants, 1);
+		const rotated = await readRecord(store, account);
+		const client = new Client({ name: "refresh-test", version: "0.0.0" }, { capabilities: {} });
+		await client.connect(new StreamableHTTPClientTransport(new URL(config.url as string), { authProvider: provider }));
+		cleanups.push(() => client.close().catch(() => undefined));
+		assert.equal(await whoami(client), "alice");
+		const seen = since();
+		assert.equal(seen.refreshGrants, 1, `no second refresh: ${JSON.stringify(seen)}`);
+		assert.deepEqual(seen.revoked, []);
+		assert.ok(rs().tokensSeen.includes("rejected-by-the-server"), "the stale token was sent and rejected first");
+		assert.equal(await provider?.token(), rotated?.tokens?.access_token);
+	});
+
+	test("in one session, concurrent callers share one refresh", async () => {
+		const { config, account } = await signIn("single-flight");
+		await expire(account);
+		const since = mark();
+		const s = session();
+		const providers = await Promise.all(Array.from({ length: 6 }, () => s.auth.prepare(config)));
+		const tokens = await Promise.all(providers.map((provider) => provider?.token()));
+		assert.equal(new Set(tokens).size, 1);
+		assert.equal(since().refreshGrants, 1);
+		assert.equal(tokens[0], (await readRecord(store, account))?.tokens?.access_token);
+		assert.deepEqual(await lockFiles(), []);
+	});
+
+	test("no lock, no refresh: an unusable lock directory fails clearly and leaves the record alone", async () => {
+		const { config, account } = await signIn("nolockdir");
+		const expired = await expire(account);
+		const notADir = join(state.agentDir as string, "not-a-directory");
+		await writeFile(notADir, "");
+		const since = mark();
+		const s = session(undefined, notADir);
+		const error = await s.auth.prepare(config).then(
+			() => assert.fail("expected a failure"),
+			(e: unknown) => e,
+		);
+		assert.ok(error instanceof SetupFailed, String(error));
+		assert.match(
+			error.message,
+			/^MCP server "nolockdir": the sign-in was not refreshed: the refresh lock could not be taken \(.*not-a-directory.*\); the lock directory must be a directory of this user; then run \/mcp reconnect nolockdir\.$/,
+		);
+		assert.equal(since().refreshGrants, 0);
+		assert.deepEqual(await readRecord(store, account), expired);
+		assert.equal(s.login.pending(), 0);
+	});
+
+	test("a refresh the server rejects (invalid_grant) ends in AuthRequired with a new link, tried once", async () => {
+		const { config, account } = await signIn("rejected");
+		const old = await expire(account);
+		// Spend the refresh token, then put the record with the spent one back.
+		const first = session();
+		await first.auth.prepare(config);
+		await writeRecord(store, account, old);
+		const since = mark();
+		const s = session();
+		const link = await s.auth.prepare(config).then(
+			() => assert.fail("expected a sign-in link"),
+			(error: unknown) => error,
+		);
+		assert.ok(link instanceof AuthorizationRequired, String(link));
+		assert.match(link.message, /^The sign-in to MCP server "rejected" has expired or was revoked\./);
+		const seen = since();
+		assert.equal(seen.refreshGrants, 0);
+		assert.equal(seen.errors.length, 1, `one refresh attempt, no retry: ${JSON.stringify(seen)}`);
+		assert.match(seen.errors[0] ?? "", /^refresh_token: invalid_grant/);
+		assert.equal((await readRecord(store, account))?.tokens, undefined, "the dead tokens are dropped");
+		assert.equal(s.login.pending(), 1);
+		assert.deepEqual(await lockFiles(), []);
+	});
+});
