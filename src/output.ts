@@ -57,7 +57,8 @@ const SECRET_PATTERNS: readonly RegExp[] = [
  * bounded.
  */
 export function sanitize(text: string, secrets: readonly string[] = []): string {
-	const stripped = stripTerminal(text);
+	// A remote HTML page (an error page quoted by the SDK) is never passed on, only its absence noted.
+	const stripped = stripTerminal(text).replace(/<(?:!doctype\s+html|html)\b[\s\S]*?(?:<\/html>|$)/gi, "[HTML page omitted]");
 	const redacted = secrets
 		.filter((secret) => secret.length >= 4)
 		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), stripped);

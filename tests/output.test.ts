@@ -1133,3 +1133,13 @@ describe("terminal escape corpus", () => {
 		assertClean(tail.text(), "raw C1 bytes");
 	});
 });
+
+describe("remote bodies", () => {
+	test("an HTML error page quoted in an error never reaches a message", () => {
+		const text = sanitize(
+			"Registration rejected (HTTP 404): <!DOCTYPE html>\n<html><head><title>x</title></head><body>secret page</body></html> done",
+		);
+		assert.equal(text, "Registration rejected (HTTP 404): [HTML page omitted] done");
+		assert.equal(sanitize("a <b>tag</b> in prose stays"), "a <b>tag</b> in prose stays");
+	});
+});
