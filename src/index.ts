@@ -16,14 +16,13 @@ import {
 	toolLine,
 	userStatus,
 } from "./actions.ts";
-import { type Auth, createAuth } from "./auth.ts";
+import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
-import { createLoginService, type LoginService } from "./login.ts";
 import { createOverflowStore, sanitize } from "./output.ts";
 import { type McpArgs, renderCall, renderResult } from "./render.ts";
 import { createRuntime, loadSdk } from "./runtime.ts";
-import { keyringStore, type SecretStore } from "./store.ts";
+import type { SecretStore } from "./store.ts";
 
 export const VERSION = "0.1.0";
 
@@ -41,12 +40,44 @@ export type InstallMcpOptions = Readonly<{
 }>;
 
 /** What a session owns besides the shared parts in `actions.ts`. */
-type Owned = Readonly<{ auth: Auth; login: LoginService }>;
+type Owned = Readonly<{ auth: Auth; disposeAuth: () => Promise<void> }>;
+
+/**
+ * The auth modules (and `node:http` for the loopback receiver, the keyring binding) load only when a
+ * server needs credentials: a session without OAuth or bearer servers never pays for them.
+ */
+function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void> }>): Owned {
+	const holder: { made?: { auth: Auth; dispose: () => Promise<void> }; promise?: Promise<Auth> } = {};
+	const get = (): Promise<Auth> => {
+		holder.promise ??= make().then((made) => {
+			holder.made = made;
+			return made.auth;
+		});
+		return holder.promise;
+	};
+	const auth: Auth = {
+		prepare: async (config) => (await get()).prepare(config),
+		stepUp: async (config, error) => (await get()).stepUp(config, error),
+		login: async (config) => (await get()).login(config),
+		complete: async (config, url) => (await get()).complete(config, url),
+		logout: async (config) => (await get()).logout(config),
+		credentialState: async (config) => (await get()).credentialState(config),
+		secrets: () => holder.made?.auth.secrets() ?? [],
+		dispose: () => holder.made?.auth.dispose(),
+	};
+	return {
+		auth,
+		disposeAuth: async () => {
+			await holder.promise?.catch(() => undefined);
+			holder.made?.auth.dispose();
+			await holder.made?.dispose();
+		},
+	};
+}
 
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
 	const holder: { session?: Session & Owned; loading?: Promise<void>; ctx?: ExtensionContext } = {};
 	const env = () => options.env ?? process.env;
-	const store = (): SecretStore => options.secrets ?? keyringStore();
 
 	async function readConfig(ctx: ExtensionContext, extensionServers: readonly ExtensionServer[]): Promise<ConfigSnapshot> {
 		return loadConfig({
@@ -66,9 +97,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	async function endSession(): Promise<void> {
 		const session = holder.session;
 		holder.session = undefined;
-		session?.auth.dispose();
 		await session?.runtime.dispose();
-		await Promise.all([session?.overflow.dispose(), session?.login.dispose()]);
+		await Promise.all([session?.overflow.dispose(), session?.disposeAuth()]);
 	}
 
 	/** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
@@ -86,23 +116,35 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	}
 
 	function newSession(config: ConfigSnapshot): Session & Owned {
-		const login = createLoginService({ now: options.now });
-		const auth = createAuth({
-			env: env(),
-			store: store(),
-			login,
-			now: options.now,
-			// Shared by every Pi process using the same keyring records: one refresh at a time per record.
-			lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
-			notify: signedIn,
-			// Through the runtime's loader, so the SDK's console output is contained before it can print.
-			loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),
+		const owned = lazyAuth(async () => {
+			const [{ createAuth }, { createLoginService }, { keyringStore }] = await Promise.all([
+				import("./auth.ts"),
+				import("./login.ts"),
+				import("./store.ts"),
+			]);
+			const login = createLoginService({ now: options.now });
+			const auth = createAuth({
+				env: env(),
+				store: options.secrets ?? keyringStore(),
+				login,
+				now: options.now,
+				// Shared by every Pi process using the same keyring records: one refresh at a time per record.
+				lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
+				notify: signedIn,
+				// Through the runtime's loader, so the SDK's console output is contained before it can print.
+				loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),
+			});
+			return { auth, dispose: () => login.dispose() };
 		});
 		return {
 			config,
-			auth,
-			login,
-			runtime: createRuntime({ servers: config.servers, env: env(), clientInfo: { name: "pi-mcp", version: VERSION }, auth }),
+			...owned,
+			runtime: createRuntime({
+				servers: config.servers,
+				env: env(),
+				clientInfo: { name: "pi-mcp", version: VERSION },
+				auth: owned.auth,
+			}),
 			overflow: createOverflowStore({ baseDir: options.overflowDir }),
 		};
 	}
@@ -148,7 +190,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		name: "mcp",
 		label: "MCP",
 		description: DESCRIPTION,
-		promptSnippet: "mcp: tools of MCP servers (status, tools, describe, call)",
+		promptSnippet: "tools of MCP servers (status, tools, describe, call)",
 		parameters,
 		async execute(_id, params, signal, onUpdate) {
 			await holder.loading?.catch(() => undefined);

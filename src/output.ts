@@ -106,6 +106,23 @@ export class TailBuffer {
 	}
 }
 
+const SLICE = 1024 * 1024;
+
+/** A string in slices of about 1 MiB that never split a surrogate pair; bytes as they are. */
+function* slices(piece: string | Uint8Array): Generator<string | Uint8Array> {
+	if (typeof piece !== "string" || piece.length <= SLICE) {
+		yield piece;
+		return;
+	}
+	const at = { start: 0 };
+	while (at.start < piece.length) {
+		const end = Math.min(piece.length, at.start + SLICE);
+		const safe = end < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(end - 1)) ? end - 1 : end;
+		yield piece.slice(at.start, safe);
+		at.start = safe;
+	}
+}
+
 function skipContinuation(buf: Buffer, from: number): number {
 	const limit = Math.min(buf.length, from + 3);
 	const found = { at: from };
@@ -179,10 +196,13 @@ export function createOverflowStore(options: OverflowOptions = {}): OverflowStor
 			state.count += 1;
 			const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
 			const path = join(await directory(), `${String(state.count).padStart(3, "0")}-${safe}`);
-			// Written piece by piece: a 50 MiB result is never joined into one more copy.
+			// Written piece by piece, and strings in 1 MiB slices: a 50 MiB result is never joined into one
+			// more copy, nor encoded into one more 50 MiB buffer.
 			const handle = await open(path, "wx", 0o600);
 			try {
-				for (const piece of pieces) await handle.writeFile(piece);
+				for (const piece of pieces) {
+					for (const slice of slices(piece)) await handle.writeFile(slice);
+				}
 			} finally {
 				await handle.close();
 			}

@@ -56,8 +56,8 @@ export type CallOptions = Readonly<{ signal?: AbortSignal; onProgress?: (progres
 /** A server capability a request needs; checked before sending so a missing one gets a clear message. */
 export type Capability = "resources" | "prompts" | "completions";
 
-/** Options the SDK request methods take: the caller's cancel combined with shutdown, and the timeout. */
-export type RequestOptions = Readonly<{ signal: AbortSignal; timeout: number }>;
+/** Options the SDK request methods take: the caller's cancel and the timeout (shutdown closes the client). */
+export type RequestOptions = Readonly<{ signal?: AbortSignal; timeout: number }>;
 
 type Live = Readonly<{
 	client: Client;
@@ -651,12 +651,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			const { signal, onProgress } = callOptions;
 			const { live, tool } = await visibleTool(name, toolName, signal);
 			const timeout = configOf(name).requestTimeoutMs;
-			const combined = signal ? AbortSignal.any([signal, shutdown.signal]) : shutdown.signal;
+			// The caller's signal goes straight through (AbortSignal.any costs ~9 µs a call); shutdown closes
+			// every client, which rejects calls in flight, and callError names the session's end.
 			try {
 				return (await live.client.callTool(
 					{ name: toolName, arguments: args },
 					{
-						signal: combined,
+						signal,
 						timeout,
 						resetTimeoutOnProgress: true,
 						maxTotalTimeout: Math.max(timeout, 30 * 60_000),
@@ -679,9 +680,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			if (!live.client.getServerCapabilities()?.[capability]) {
 				throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
 			}
-			const combined = signal ? AbortSignal.any([signal, shutdown.signal]) : shutdown.signal;
 			try {
-				return await run(live.client, { signal: combined, timeout: configOf(name).requestTimeoutMs });
+				return await run(live.client, { signal, timeout: configOf(name).requestTimeoutMs });
 			} catch (error) {
 				throw callError(name, await stepUp(name, error), signal, undefined, what);
 			}

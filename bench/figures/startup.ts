@@ -1,0 +1,125 @@
+/**
+ * Figure 1, start-up tax: a Pi `-p` run (faux model answering text at once) with our extension and 8
+ * configured but unused stdio servers ÷ the same run without any MCP extension (`-ne`: Pi's built-in
+ * MCP is not loaded, so nothing reads mcp.json). Peers, for reference and with fewer rounds: Pi's
+ * built-in MCP with `direct` exposure (connects every server before the first prompt) and with its
+ * default `codemode` exposure, and pi-mcp-adapter (lazy, metadata cache warm).
+ */
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { count, readWire } from "../../tests/helpers/servers.ts";
+import type { BenchConfig, FigureResult } from "../lib/config.ts";
+import { ADAPTER_EXTENSION, makeSandbox, OUR_EXTENSION, runPi, type Sandbox, SERVER, writeMcpJson } from "../lib/pi.ts";
+import { formatSummary, interleave, pairedRatios, type Summary, summarize, verdict } from "../lib/stats.ts";
+
+const TARGET = 1.02;
+
+type Variant = Readonly<{ sandbox: Sandbox; extensions: readonly string[]; noExtensions: boolean }>;
+
+export async function startup(config: BenchConfig): Promise<FigureResult> {
+	const rounds = config.pick(20, 1);
+	const peerRounds = config.pick(3, 1);
+	const SERVERS = config.pick(8, 2);
+	const lazy = await makeSandbox("pi-bench-startup-");
+	const direct = await makeSandbox("pi-bench-startup-direct-");
+	try {
+		const servers = (sandbox: Sandbox, exposure?: string) =>
+			Object.fromEntries(
+				Array.from({ length: SERVERS }, (_, i) => [
+					`s${i + 1}`,
+					{
+						command: process.execPath,
+						args: [SERVER],
+						env: { FIXTURE_LOG: join(sandbox.root, "wire.log") },
+						...(exposure ? { exposure } : {}),
+					},
+				]),
+			);
+		await writeMcpJson(lazy, servers(lazy));
+		await writeMcpJson(direct, servers(direct, "direct"));
+		const processes = new Map<string, number[]>();
+		const cpu = new Map<string, number[]>();
+		const measure = (key: string, variant: Variant) => async () => {
+			const wire = join(variant.sandbox.root, "wire.log");
+			await rm(wire, { force: true });
+			const run = await runPi({ ...variant, mode: "print", script: [{ text: "ok" }], cpu: true });
+			processes.set(key, [...(processes.get(key) ?? []), count(readWire(wire), "start")]);
+			cpu.set(key, [...(cpu.get(key) ?? []), run.cpuMs]);
+			return run.wallMs;
+		};
+		const baseline = measure("baseline", { sandbox: lazy, extensions: [], noExtensions: true });
+		const ours = measure("ours", { sandbox: lazy, extensions: [OUR_EXTENSION], noExtensions: true });
+		const builtinDirect = measure("builtin-direct", { sandbox: direct, extensions: [], noExtensions: false });
+		const builtinCodemode = measure("builtin-codemode", { sandbox: lazy, extensions: [], noExtensions: false });
+		const adapter = measure("adapter", { sandbox: lazy, extensions: [ADAPTER_EXTENSION], noExtensions: true });
+		// Untimed warm-up: Pi's extension transpile cache, the OS file cache, the adapter's metadata cache.
+		if (!config.smoke) for (const variant of [baseline, ours, builtinDirect, builtinCodemode, adapter]) await variant();
+		processes.clear();
+		cpu.clear();
+
+		const main = await interleave(rounds, { baseline, ours });
+		const peers = await interleave(peerRounds, { baseline, builtinDirect, builtinCodemode, adapter });
+		const base = summarize(main.baseline);
+		const oursSummary = summarize(main.ours);
+		const ratio = pairedRatios(main.ours, main.baseline);
+		const peer = (samples: number[]) => ({ wall: summarize(samples), ratio: pairedRatios(samples, peers.baseline) });
+		const peerDirect = peer(peers.builtinDirect);
+		const peerCodemode = peer(peers.builtinCodemode);
+		const peerAdapter = peer(peers.adapter);
+		const started = (key: string) => Math.max(0, ...(processes.get(key) ?? []));
+		// CPU time of Pi and its children: steadier than wall time when other work shares the 2 cores. The first
+		// `rounds` baseline samples are the ones paired with pi-mcp (the peers' rounds come after them).
+		const cpuOf = (key: string) => cpu.get(key) ?? [];
+		const cpuRatio = pairedRatios(cpuOf("ours"), cpuOf("baseline").slice(0, rounds));
+		const short = (summary: Summary) => formatSummary(summary, "×").replace(/ \[.*$/, "");
+		const lines = [
+			{
+				name: "1 start-up tax",
+				value: `${formatSummary(oursSummary, "ms")} with ${SERVERS} unused stdio servers, ${started("ours")} server processes started`,
+				comparison: `baseline Pi -ne without MCP ${formatSummary(base, "ms")}, ratio ${formatSummary(ratio, "×")}; CPU time ratio ${formatSummary(cpuRatio, "×")}`,
+				target: `≤ ${TARGET}×, 0 processes`,
+				verdict: verdict(ratio.median <= TARGET && started("ours") === 0),
+			},
+			{
+				name: "1 start-up peers",
+				value: `Pi built-in direct ${formatSummary(peerDirect.wall, "ms")} (${started("builtin-direct")} processes), built-in codemode ${formatSummary(peerCodemode.wall, "ms")} (${started("builtin-codemode")}), pi-mcp-adapter ${formatSummary(peerAdapter.wall, "ms")} (${started("adapter")})`,
+				comparison: `ratios to the same baseline ${short(peerDirect.ratio)}, ${short(peerCodemode.ratio)}, ${short(peerAdapter.ratio)}`,
+				target: "reference only",
+				verdict: "info" as const,
+			},
+		];
+		const row = (name: string, how: string, wall: Summary, r: Summary | undefined, key: string) =>
+			`| ${name} | ${how} | ${formatSummary(wall, "ms")} | ${r ? formatSummary(r, "×") : "1"} | ${started(key)} |`;
+		const notes = [
+			"Pi 1.6 `-p --no-session --model faux/faux-1 -e bench/fixtures/faux-record.ts … go` in a sandbox (own agent dir, cwd, HOME),",
+			`\`PI_OFFLINE=1\`; the faux model answers \`ok\` at once. The agent dir's \`mcp.json\` lists ${SERVERS} stdio servers`,
+			"(`node tests/fixtures/server.mjs`, each logging to a wire log); the built-in `direct` row uses the same list with",
+			'`"exposure": "direct"`. Wall time from spawn to exit. One untimed warm-up run per variant (Pi\'s jiti transpile',
+			"cache, the adapter's metadata cache), then the variants interleaved with the order rotated every round.",
+			"",
+			"| variant | Pi arguments | wall time median [min–max] | ratio to baseline (paired) | server processes started |",
+			"|---|---|---|---|---|",
+			row("baseline", "`-ne`: no built-in or discovered extension, so no MCP at all", base, undefined, "baseline"),
+			row("**pi-mcp**", "`-ne -e index.ts`", oursSummary, ratio, "ours"),
+			row(
+				"Pi built-in MCP, `direct`",
+				"defaults (built-in `mcp`, `codemode`, `tool_search` loaded)",
+				peerDirect.wall,
+				peerDirect.ratio,
+				"builtin-direct",
+			),
+			row("Pi built-in MCP, default `codemode`", "defaults", peerCodemode.wall, peerCodemode.ratio, "builtin-codemode"),
+			row("pi-mcp-adapter", "`-ne -e node_modules/pi-mcp-adapter/index.ts`", peerAdapter.wall, peerAdapter.ratio, "adapter"),
+			"",
+			`Rounds: ${rounds} (baseline and pi-mcp), ${peerRounds} for the peers (each paired with its own baseline run).`,
+			"",
+			`CPU time (user + system of Pi and its children, from bash \`times\`; Pi runs as \`bash -c 'node cli.js …; times'\`):`,
+			`baseline ${formatSummary(summarize(cpuOf("baseline").slice(0, rounds)), "ms")}, pi-mcp ${formatSummary(summarize(cpuOf("ours")), "ms")},`,
+			`paired ratio ${formatSummary(cpuRatio, "×")}. It is less disturbed by other load than wall time; the verdict uses wall time.`,
+		].join("\n");
+		return { lines, notes };
+	} finally {
+		await lazy.cleanup();
+		await direct.cleanup();
+	}
+}

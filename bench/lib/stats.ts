@@ -1,0 +1,80 @@
+/** Samples, medians and the one-line format every figure prints. */
+
+export type Summary = Readonly<{ median: number; min: number; max: number; n: number }>;
+
+export function summarize(samples: readonly number[]): Summary {
+	if (samples.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN, n: 0 };
+	const sorted = [...samples].sort((a, b) => a - b);
+	const mid = Math.floor(sorted.length / 2);
+	const median = sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+	return { median, min: sorted[0] as number, max: sorted[sorted.length - 1] as number, n: sorted.length };
+}
+
+/** Per-round ratios of paired samples (measured[i] / baseline[i]); robust to drift on a noisy machine. */
+export function pairedRatios(measured: readonly number[], baseline: readonly number[]): Summary {
+	const ratios = measured.map((value, i) => value / (baseline[i] as number)).filter((ratio) => Number.isFinite(ratio));
+	return summarize(ratios);
+}
+
+export type Unit = "ms" | "s" | "µs" | "MiB" | "tokens" | "count" | "×";
+
+export function formatValue(value: number, unit: Unit): string {
+	if (!Number.isFinite(value)) return "n/a";
+	switch (unit) {
+		case "ms":
+			return value >= 100 ? `${value.toFixed(0)} ms` : `${value.toFixed(1)} ms`;
+		case "s":
+			return `${value.toFixed(2)} s`;
+		case "µs":
+			return `${value.toFixed(1)} µs`;
+		case "MiB":
+			return `${value.toFixed(1)} MiB`;
+		case "tokens":
+			return `${value.toFixed(0)} tokens`;
+		case "count":
+			return `${value.toFixed(0)}`;
+		case "×":
+			return `${value.toFixed(3)}×`;
+	}
+}
+
+/** `median [min–max]` of a summary. */
+export function formatSummary(summary: Summary, unit: Unit): string {
+	if (summary.n <= 1) return formatValue(summary.median, unit);
+	const bare = (value: number) => formatValue(value, unit).replace(/ .*$/, "");
+	return `${formatValue(summary.median, unit)} [${bare(summary.min)}–${bare(summary.max)}]`;
+}
+
+/** Runs `variants` for `rounds` rounds, rotating the order every round so no variant always goes first. */
+export async function interleave<K extends string>(
+	rounds: number,
+	variants: Readonly<Record<K, () => Promise<number>>>,
+): Promise<Record<K, number[]>> {
+	const keys = Object.keys(variants) as K[];
+	const samples = Object.fromEntries(keys.map((key) => [key, [] as number[]])) as Record<K, number[]>;
+	for (const round of Array.from({ length: rounds }, (_, i) => i)) {
+		const order = keys.map((_, i) => keys[(i + round) % keys.length] as K);
+		for (const key of order) samples[key].push(await variants[key]());
+	}
+	return samples;
+}
+
+export type Verdict = "met" | "MISSED" | "info";
+
+export type Line = Readonly<{
+	/** Stable figure name, e.g. `1 start-up tax`; the smoke test looks for it. */
+	name: string;
+	/** What was measured, already formatted. */
+	value: string;
+	/** Baseline and ratio, already formatted (`baseline …, ratio …`). */
+	comparison: string;
+	target: string;
+	verdict: Verdict;
+}>;
+
+export function formatLine(line: Line): string {
+	const verdict = line.verdict === "info" ? "" : ` — ${line.verdict}`;
+	return `${line.name}: ${line.value} (${line.comparison}) · target ${line.target}${verdict}`;
+}
+
+export const verdict = (ok: boolean): Verdict => (ok ? "met" : "MISSED");
