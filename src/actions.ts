@@ -184,6 +184,19 @@ function blocksResult(details: McpDetails, content: PiBlock[], info: McpDetails[
 	};
 }
 
+type Listed = Readonly<{ address: string; name: string; mimeType?: string; description?: string }>;
+
+/** A page of resources or templates, MCP App ones left out: `address — name (type; description)`. */
+function resourceList(server: string, noun: string, items: readonly Listed[], params: Params): string {
+	const visible = items.filter((item) => !isAppResource(item.address, item.mimeType));
+	const { shown, more } = page(visible, params);
+	const lines = shown.map((item) => {
+		const extra = [item.mimeType, oneLine(item.description, 100)].filter(Boolean).join("; ");
+		return `${oneLine(item.address, 300)} — ${oneLine(item.name, 80)}${extra ? ` (${extra})` : ""}`;
+	});
+	return `${server}: ${visible.length} ${noun}${visible.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd();
+}
+
 type Update = ((partial: Result) => void) | undefined;
 
 /** Runs one `mcp` action. Throws for errors the model should see as a tool error. */
@@ -240,31 +253,15 @@ export async function runAction(
 			const result = await runtime.request(server, "listing resources", "resources", (client, options) =>
 				client.listResources(undefined, options),
 			);
-			const visible = result.resources.filter((resource) => !isAppResource(resource.uri, resource.mimeType));
-			const { shown, more } = page(visible, params);
-			const lines = shown.map((resource) => {
-				const extra = [resource.mimeType, oneLine(resource.description, 100)].filter(Boolean).join("; ");
-				return `${oneLine(resource.uri, 300)} — ${oneLine(resource.name, 80)}${extra ? ` (${extra})` : ""}`;
-			});
-			return textResult(
-				{ action, server },
-				`${server}: ${visible.length} resource${visible.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd(),
-			);
+			const items = result.resources.map((resource) => ({ ...resource, address: resource.uri }));
+			return textResult({ action, server }, resourceList(server, "resource", items, params));
 		}
 		case "templates": {
 			const result = await runtime.request(server, "listing resource templates", "resources", (client, options) =>
 				client.listResourceTemplates(undefined, options),
 			);
-			const visible = result.resourceTemplates.filter((template) => !isAppResource(template.uriTemplate, template.mimeType));
-			const { shown, more } = page(visible, params);
-			const lines = shown.map((template) => {
-				const extra = [template.mimeType, oneLine(template.description, 100)].filter(Boolean).join("; ");
-				return `${oneLine(template.uriTemplate, 300)} — ${oneLine(template.name, 80)}${extra ? ` (${extra})` : ""}`;
-			});
-			return textResult(
-				{ action, server },
-				`${server}: ${visible.length} resource template${visible.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd(),
-			);
+			const items = result.resourceTemplates.map((template) => ({ ...template, address: template.uriTemplate }));
+			return textResult({ action, server }, resourceList(server, "resource template", items, params));
 		}
 		case "read": {
 			const uri = required(params, "uri", 'use action "resources" to list them');
