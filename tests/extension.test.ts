@@ -17,6 +17,13 @@ after(async () => {
 	await Promise.all(sandboxes.map((sandbox) => sandbox.cleanup()));
 });
 
+/** A fresh sandbox (removed after the tests) and the path of its fixture wire log. */
+async function loggedSandbox(): Promise<{ sandbox: Sandbox; log: string }> {
+	const sandbox = await makeSandbox();
+	sandboxes.push(sandbox);
+	return { sandbox, log: join(sandbox.root, "wire.log") };
+}
+
 async function sandboxWith(servers: Record<string, unknown>, project?: Record<string, unknown>): Promise<Sandbox> {
 	const sandbox = await makeSandbox();
 	sandboxes.push(sandbox);
@@ -47,9 +54,7 @@ function unexpectedStderr(stderr: string): string {
 
 describe("the mcp tool in a real Pi", () => {
 	test("status → tools → describe → call, lazily, with nothing left running after exit", async () => {
-		const sandbox = await makeSandbox();
-		sandboxes.push(sandbox);
-		const log = join(sandbox.root, "wire.log");
+		const { sandbox, log } = await loggedSandbox();
 		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fx: fixture(log) } }));
 		const run = await runPiJson({
 			sandbox,
@@ -94,9 +99,7 @@ describe("the mcp tool in a real Pi", () => {
 	});
 
 	test("status never connects, and registration spawns nothing", async () => {
-		const sandbox = await makeSandbox();
-		sandboxes.push(sandbox);
-		const log = join(sandbox.root, "wire.log");
+		const { sandbox, log } = await loggedSandbox();
 		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fx: fixture(log) } }));
 		const run = await runPiJson({
 			sandbox,
@@ -109,9 +112,7 @@ describe("the mcp tool in a real Pi", () => {
 	});
 
 	test("errors name the server: unknown server, broken entry, failed setup; other servers keep working", async () => {
-		const sandbox = await makeSandbox();
-		sandboxes.push(sandbox);
-		const log = join(sandbox.root, "wire.log");
+		const { sandbox, log } = await loggedSandbox();
 		await writeFile(
 			join(sandbox.agentDir, "mcp.json"),
 			JSON.stringify({
@@ -150,9 +151,7 @@ describe("the mcp tool in a real Pi", () => {
 
 describe("output in a real Pi", () => {
 	test("a 5 MiB result reaches the model as ≤ 50 KiB plus an overflow path, gone after exit; progress streams as updates", async () => {
-		const sandbox = await makeSandbox();
-		sandboxes.push(sandbox);
-		const log = join(sandbox.root, "wire.log");
+		const { sandbox, log } = await loggedSandbox();
 		await writeFile(
 			join(sandbox.agentDir, "mcp.json"),
 			JSON.stringify({ mcpServers: { fx: fixture(log, { requestTimeoutMs: 1500 }) } }),
@@ -184,9 +183,7 @@ describe("output in a real Pi", () => {
 
 describe("the /mcp command in a real Pi", () => {
 	test("RPC: /mcp status, /mcp tools, /mcp reconnect; ours replaced the built-in", async () => {
-		const sandbox = await makeSandbox();
-		sandboxes.push(sandbox);
-		const log = join(sandbox.root, "wire.log");
+		const { sandbox, log } = await loggedSandbox();
 		await writeFile(
 			join(sandbox.agentDir, "mcp.json"),
 			JSON.stringify({ mcpServers: { fx: fixture(log, { exposure: "direct" }), bad: { url: "http://example.com/mcp" } } }),
@@ -242,9 +239,7 @@ describe("the /mcp command in a real Pi", () => {
 
 describe("project trust", () => {
 	const projectRun = async (flag: "--approve" | "--no-approve") => {
-		const sandbox = await makeSandbox();
-		sandboxes.push(sandbox);
-		const log = join(sandbox.root, "wire.log");
+		const { sandbox, log } = await loggedSandbox();
 		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { user: fixture(log) } }));
 		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
 		await writeFile(
@@ -287,9 +282,7 @@ describe("servers registered by other extensions", () => {
 	const REGISTER_EXT = new URL("./fixtures/register-ext.ts", import.meta.url).pathname;
 
 	test("appear in /mcp status with their source, are callable, follow mcp_servers_change, without extension errors", async () => {
-		const sandbox = await makeSandbox();
-		sandboxes.push(sandbox);
-		const log = join(sandbox.root, "wire.log");
+		const { sandbox, log } = await loggedSandbox();
 		const rpc = await startPiRpc({
 			sandbox,
 			extensions: [EXTENSION, REGISTER_EXT],

@@ -386,9 +386,9 @@ export interface JsonResult extends PrintResult {
 	readonly junk: readonly string[];
 }
 
-async function runOnce(mode: readonly string[], opts: RunOptions): Promise<PrintResult> {
-	const scriptFile = await writeScript(opts.sandbox, opts.script);
-	const argv = [
+/** Pi's arguments: the mode, no session, the faux model, extra args, then faux.ts and the extensions. */
+function piArgs(mode: readonly string[], opts: Readonly<{ args?: readonly string[]; extensions: readonly string[] }>): string[] {
+	return [
 		...mode,
 		"--no-session",
 		"--model",
@@ -397,8 +397,12 @@ async function runOnce(mode: readonly string[], opts: RunOptions): Promise<Print
 		"-e",
 		FAUX_EXT,
 		...opts.extensions.flatMap((e) => ["-e", e]),
-		opts.prompt,
 	];
+}
+
+async function runOnce(mode: readonly string[], opts: RunOptions): Promise<PrintResult> {
+	const scriptFile = await writeScript(opts.sandbox, opts.script);
+	const argv = [...piArgs(mode, opts), opts.prompt];
 	const started = performance.now();
 	const pi = spawnPi(argv, opts.sandbox, { ...opts.env, PI_FAUX_SCRIPT: scriptFile });
 	pi.child.stdin?.end();
@@ -543,17 +547,7 @@ interface Waiter {
 /** Start a long-lived `--mode rpc --no-session --model faux/faux-1 [args] -e faux.ts -e <ext>…` in sandbox.cwd. */
 export async function startPiRpc(opts: RpcOptions): Promise<PiRpc> {
 	const scriptFile = await writeScript(opts.sandbox, opts.script ?? []);
-	const argv = [
-		"--mode",
-		"rpc",
-		"--no-session",
-		"--model",
-		FAUX_MODEL,
-		...(opts.args ?? []),
-		"-e",
-		FAUX_EXT,
-		...opts.extensions.flatMap((e) => ["-e", e]),
-	];
+	const argv = piArgs(["--mode", "rpc"], opts);
 	const started = performance.now();
 	const pi = spawnPi(argv, opts.sandbox, { ...opts.env, PI_FAUX_SCRIPT: scriptFile });
 	const records: JsonEvent[] = [];
