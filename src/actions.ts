@@ -4,58 +4,13 @@
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import { Type } from "typebox";
 import type { ConfigSnapshot } from "./config.ts";
 import { isAppResource, type PiBlock, present, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
 import type { OverflowStore } from "./output.ts";
 import { sanitize, stripTerminal } from "./output.ts";
 import type { McpDetails } from "./render.ts";
 import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
-
-export const ACTIONS = [
-	"status",
-	"tools",
-	"describe",
-	"call",
-	"resources",
-	"templates",
-	"read",
-	"prompts",
-	"prompt",
-	"complete",
-] as const;
-export type Action = (typeof ACTIONS)[number];
-
-export const parameters = Type.Object({
-	action: Type.Unsafe<Action>({ type: "string", enum: [...ACTIONS] }),
-	server: Type.Optional(Type.String()),
-	tool: Type.Optional(Type.String()),
-	args: Type.Optional(Type.Unsafe<unknown>({ description: "tool or prompt arguments (object)" })),
-	query: Type.Optional(Type.String()),
-	limit: Type.Optional(Type.Integer({ minimum: 1 })),
-	cursor: Type.Optional(Type.String()),
-	uri: Type.Optional(Type.String()),
-	prompt: Type.Optional(Type.String()),
-	argument: Type.Optional(Type.String()),
-	value: Type.Optional(Type.String()),
-});
-
-export type Params = Readonly<{
-	action: Action;
-	server?: string;
-	tool?: string;
-	args?: unknown;
-	query?: string;
-	limit?: number;
-	cursor?: string;
-	uri?: string;
-	prompt?: string;
-	argument?: string;
-	value?: string;
-}>;
-
-export const DESCRIPTION =
-	"Use MCP servers. action=status: servers; tools: server, query?; describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
+import { ACTIONS, type Params } from "./tool.ts";
 
 export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
 export type Result = AgentToolResult<McpDetails>;

@@ -5,24 +5,14 @@
  */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
-import {
-	DESCRIPTION,
-	type Params,
-	parameters,
-	type Result,
-	runAction,
-	type Session,
-	statusLine,
-	toolLine,
-	userStatus,
-} from "./actions.ts";
+import type { Result, Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig } from "./config.ts";
-import { AuthRequired } from "./errors.ts";
-import { createOverflowStore, sanitize } from "./output.ts";
+import { createOverflowStore, type OverflowStore, sanitize } from "./output.ts";
 import { type McpArgs, renderCall, renderResult } from "./render.ts";
-import { createRuntime, loadSdk } from "./runtime.ts";
+import type { Runtime } from "./runtime.ts";
 import type { SecretStore } from "./store.ts";
+import { DESCRIPTION, type Params, PROMPT_SNIPPET, parameters } from "./tool.ts";
 
 export const VERSION = "0.1.0";
 
@@ -41,6 +31,27 @@ export type InstallMcpOptions = Readonly<{
 
 /** What a session owns besides the shared parts in `actions.ts`. */
 type Owned = Readonly<{ auth: Auth; disposeAuth: () => Promise<void> }>;
+
+/** The modules behind the tool and the command, loaded on first use: starting Pi loads only the
+ * registration, the configuration and the renderer (bench figure 1 counts every module). */
+type Modules = Readonly<{
+	actions: typeof import("./actions.ts");
+	runtime: typeof import("./runtime.ts");
+	errors: typeof import("./errors.ts");
+}>;
+
+const modules: { promise?: Promise<Modules> } = {};
+
+function loadModules(): Promise<Modules> {
+	modules.promise ??= Promise.all([import("./actions.ts"), import("./runtime.ts"), import("./errors.ts")]).then(
+		([actions, runtime, errors]) => ({ actions, runtime, errors }),
+	);
+	return modules.promise;
+}
+
+/** A session from `session_start` to shutdown: its configuration (replaced when Pi's MCP servers
+ * change) and credentials; the runtime and the overflow store are created on first use. */
+type Open = { config: ConfigSnapshot; readonly owned: Owned; runtime?: Runtime; overflow?: OverflowStore };
 
 /**
  * The auth modules (and `node:http` for the loopback receiver, the keyring binding) load only when a
@@ -76,7 +87,7 @@ function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void>
 }
 
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
-	const holder: { session?: Session & Owned; loading?: Promise<void>; ctx?: ExtensionContext } = {};
+	const holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext } = {};
 	const env = () => options.env ?? process.env;
 
 	async function readConfig(ctx: ExtensionContext, extensionServers: readonly ExtensionServer[]): Promise<ConfigSnapshot> {
@@ -95,10 +106,25 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	}
 
 	async function endSession(): Promise<void> {
-		const session = holder.session;
+		const open = holder.session;
 		holder.session = undefined;
-		await session?.runtime.dispose();
-		await Promise.all([session?.overflow.dispose(), session?.disposeAuth()]);
+		await open?.runtime?.dispose();
+		await Promise.all([open?.overflow?.dispose(), open?.owned.disposeAuth()]);
+	}
+
+	/** The current session with its runtime (created here on first use, from the current configuration). */
+	async function live(): Promise<Readonly<{ session: Session & Owned; mods: Modules }>> {
+		const mods = await loadModules();
+		const open = holder.session;
+		if (!open) throw new Error("MCP is not available: the session has not started");
+		open.runtime ??= mods.runtime.createRuntime({
+			servers: open.config.servers,
+			env: env(),
+			clientInfo: { name: "pi-mcp", version: VERSION },
+			auth: open.owned.auth,
+		});
+		open.overflow ??= createOverflowStore({ baseDir: options.overflowDir });
+		return { session: { config: open.config, runtime: open.runtime, overflow: open.overflow, ...open.owned }, mods };
 	}
 
 	/** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
@@ -115,7 +141,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		}
 	}
 
-	function newSession(config: ConfigSnapshot): Session & Owned {
+	function newSession(config: ConfigSnapshot): Open {
 		const owned = lazyAuth(async () => {
 			const [{ createAuth }, { createLoginService }, { keyringStore }] = await Promise.all([
 				import("./auth.ts"),
@@ -132,21 +158,24 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
 				notify: signedIn,
 				// Through the runtime's loader, so the SDK's console output is contained before it can print.
-				loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),
+				loadSdk: () =>
+					loadModules()
+						.then((mods) => mods.runtime.loadSdk())
+						.then(() => import("@modelcontextprotocol/client")),
 			});
 			return { auth, dispose: () => login.dispose() };
 		});
-		return {
-			config,
-			...owned,
-			runtime: createRuntime({
-				servers: config.servers,
-				env: env(),
-				clientInfo: { name: "pi-mcp", version: VERSION },
-				auth: owned.auth,
-			}),
-			overflow: createOverflowStore({ baseDir: options.overflowDir }),
-		};
+		return { config, owned };
+	}
+
+	/** Server names and states for argument completion; without a runtime yet, from the configuration. */
+	function serverStates(): readonly Readonly<{ name: string; state: string }>[] {
+		const open = holder.session;
+		if (open?.runtime) return open.runtime.status();
+		return (open?.config.servers ?? []).map((entry) => ({
+			name: entry.name,
+			state: entry.error !== undefined ? "invalid" : entry.enabled ? "idle" : "disabled",
+		}));
 	}
 
 	function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" | "failed"): void {
@@ -155,7 +184,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	}
 
 	/** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
-	function oauthConfig(session: Session, name: string): ServerConfig | string {
+	function oauthConfig(session: Readonly<{ config: ConfigSnapshot }>, name: string): ServerConfig | string {
 		const entry = session.config.servers.find((server) => server.name === name);
 		if (!entry) return `unknown MCP server "${name}"`;
 		if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
@@ -174,11 +203,6 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		return new Map(states);
 	}
 
-	function requireSession(): Session {
-		if (!holder.session) throw new Error("MCP is not available: the session has not started");
-		return holder.session;
-	}
-
 	/** Command output: a notification where there is a UI (TUI, RPC); plain text on stderr in print and
 	 * JSON modes, where Pi keeps stdout for the agent's own output (it redirects extensions' stdout there too). */
 	function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
@@ -190,14 +214,15 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		name: "mcp",
 		label: "MCP",
 		description: DESCRIPTION,
-		promptSnippet: "tools of MCP servers (status, tools, describe, call)",
+		promptSnippet: PROMPT_SNIPPET,
 		parameters,
 		async execute(_id, params, signal, onUpdate) {
 			await holder.loading?.catch(() => undefined);
+			const { session, mods } = await live();
 			try {
-				return await runAction(requireSession(), params as Params, signal, onUpdate);
+				return await mods.actions.runAction(session, params as Params, signal, onUpdate);
 			} catch (error) {
-				if (!(error instanceof AuthRequired)) throw error;
+				if (!(error instanceof mods.errors.AuthRequired)) throw error;
 				// Sign-in needed: one link and what to do, as a result the model reads (not a crash).
 				const text = `authorization_required: ${error.message}`;
 				return {
@@ -225,7 +250,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				return items.length > 0 ? items : null;
 			}
 			if (!SUBCOMMANDS.includes(action) || action === "status") return null;
-			const items = (holder.session?.runtime.status() ?? [])
+			const items = serverStates()
 				.filter((status) => status.name.startsWith(server))
 				.map((status) => ({ value: `${action} ${status.name}`, label: status.name, description: status.state }));
 			return items.length > 0 ? items : null;
@@ -233,15 +258,20 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		handler: async (args, ctx) => {
 			const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
 			await holder.loading;
-			const session = holder.session;
+			const opened = holder.session ? await live() : undefined;
+			const session = opened?.session;
 			if (action === "status" && name === undefined) {
-				return report(ctx, userStatus(session, session ? await credentialStates(session) : undefined));
+				return report(
+					ctx,
+					opened ? opened.mods.actions.userStatus(session, await credentialStates(opened.session)) : "pi-mcp: no session yet.",
+				);
 			}
 			const allowed = action === "login" ? extra.length <= 1 : extra.length === 0;
 			if (!SUBCOMMANDS.includes(action) || !allowed || name === undefined || action === "status") {
 				return report(ctx, USAGE, "warning");
 			}
-			if (!session) return report(ctx, "pi-mcp: no session yet.", "warning");
+			if (!opened || !session) return report(ctx, "pi-mcp: no session yet.", "warning");
+			const { toolLine, statusLine } = opened.mods.actions;
 			try {
 				if (action === "tools") {
 					const tools = await session.runtime.tools(name, ctx.signal);
@@ -312,11 +342,12 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		const previous = holder.loading;
 		const loading = (async () => {
 			await previous?.catch(() => undefined);
-			const session = holder.session;
-			if (!session) return;
+			const open = holder.session;
+			if (!open) return;
 			const config = await readConfig(ctx, event.servers);
-			await session.runtime.update(config.servers);
-			if (holder.session === session) holder.session = { ...session, config };
+			// Without a runtime yet, the new configuration is what it will be created from.
+			if (open.runtime) await open.runtime.update(config.servers);
+			open.config = config;
 		})();
 		holder.loading = loading;
 		await loading;

@@ -8,10 +8,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { type Params, runAction, type Session } from "../src/actions.ts";
+import { runAction, type Session } from "../src/actions.ts";
 import { loadConfig } from "../src/config.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
+import type { Params } from "../src/tool.ts";
 import { LEGACY_EXIT, SERVER } from "./helpers/servers.ts";
 
 const sessions: { session: Session; dir: string }[] = [];

@@ -316,6 +316,29 @@ describe("servers registered by other extensions", () => {
 		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), []);
 	});
 
+	test("a change before first use is what the first call sees (the runtime starts from the current configuration)", async () => {
+		const { sandbox, log } = await loggedSandbox();
+		const rpc = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION, REGISTER_EXT],
+			env: { REGISTER_EXT_LOG: log },
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "late", tool: "echo", args: { text: "first use" } } },
+				{ text: "DONE {{last}}" },
+			],
+		});
+		try {
+			await rpc.prompt("/register-late");
+			const run = await rpc.prompt("call the late server");
+			assert.match(JSON.stringify(run.events), /DONE \[modern\] first use/);
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0);
+			assert.doesNotMatch(closed.stderr, /Extension error/);
+		}
+		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), []);
+	});
+
 	test("a file entry of the same name wins over a registered server", async () => {
 		const sandbox = await sandboxWith({ registered: fixture(join("/tmp", "unused.log"), { description: "from the file" }) });
 		const run = await runPiJson({

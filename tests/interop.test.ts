@@ -9,10 +9,11 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Params, runAction, type Session } from "../src/actions.ts";
+import { runAction, type Session } from "../src/actions.ts";
 import { loadConfig } from "../src/config.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
+import type { Params } from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 

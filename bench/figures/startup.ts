@@ -9,7 +9,16 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { count, readWire } from "../../tests/helpers/servers.ts";
 import type { BenchConfig, FigureResult } from "../lib/config.ts";
-import { ADAPTER_EXTENSION, makeSandbox, OUR_EXTENSION, runPi, type Sandbox, SERVER, writeMcpJson } from "../lib/pi.ts";
+import {
+	ADAPTER_EXTENSION,
+	EMPTY_EXTENSION,
+	makeSandbox,
+	OUR_EXTENSION,
+	runPi,
+	type Sandbox,
+	SERVER,
+	writeMcpJson,
+} from "../lib/pi.ts";
 import { formatSummary, interleave, pairedRatios, type Summary, summarize, verdict } from "../lib/stats.ts";
 
 const TARGET = 1.02;
@@ -17,7 +26,7 @@ const TARGET = 1.02;
 type Variant = Readonly<{ sandbox: Sandbox; extensions: readonly string[]; noExtensions: boolean }>;
 
 export async function startup(config: BenchConfig): Promise<FigureResult> {
-	const rounds = config.pick(20, 1);
+	const rounds = config.pick(30, 1);
 	const peerRounds = config.pick(3, 1);
 	const SERVERS = config.pick(8, 2);
 	const lazy = await makeSandbox("pi-bench-startup-");
@@ -49,19 +58,22 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 		};
 		const baseline = measure("baseline", { sandbox: lazy, extensions: [], noExtensions: true });
 		const ours = measure("ours", { sandbox: lazy, extensions: [OUR_EXTENSION], noExtensions: true });
+		const empty = measure("empty", { sandbox: lazy, extensions: [EMPTY_EXTENSION], noExtensions: true });
 		const builtinDirect = measure("builtin-direct", { sandbox: direct, extensions: [], noExtensions: false });
 		const builtinCodemode = measure("builtin-codemode", { sandbox: lazy, extensions: [], noExtensions: false });
 		const adapter = measure("adapter", { sandbox: lazy, extensions: [ADAPTER_EXTENSION], noExtensions: true });
 		// Untimed warm-up: Pi's extension transpile cache, the OS file cache, the adapter's metadata cache.
-		if (!config.smoke) for (const variant of [baseline, ours, builtinDirect, builtinCodemode, adapter]) await variant();
+		if (!config.smoke) for (const variant of [baseline, ours, empty, builtinDirect, builtinCodemode, adapter]) await variant();
 		processes.clear();
 		cpu.clear();
 
-		const main = await interleave(rounds, { baseline, ours });
+		const main = await interleave(rounds, { baseline, ours, empty });
 		const peers = await interleave(peerRounds, { baseline, builtinDirect, builtinCodemode, adapter });
 		const base = summarize(main.baseline);
 		const oursSummary = summarize(main.ours);
 		const ratio = pairedRatios(main.ours, main.baseline);
+		const emptySummary = summarize(main.empty);
+		const emptyRatio = pairedRatios(main.empty, main.baseline);
 		const peer = (samples: number[]) => ({ wall: summarize(samples), ratio: pairedRatios(samples, peers.baseline) });
 		const peerDirect = peer(peers.builtinDirect);
 		const peerCodemode = peer(peers.builtinCodemode);
@@ -76,7 +88,7 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 			{
 				name: "1 start-up tax",
 				value: `${formatSummary(oursSummary, "ms")} with ${SERVERS} unused stdio servers, ${started("ours")} server processes started`,
-				comparison: `baseline Pi -ne without MCP ${formatSummary(base, "ms")}, ratio ${formatSummary(ratio, "×")}; CPU time ratio ${formatSummary(cpuRatio, "×")}`,
+				comparison: `baseline Pi -ne without MCP ${formatSummary(base, "ms")}, ratio ${formatSummary(ratio, "×")}; CPU time ratio ${formatSummary(cpuRatio, "×")}; an empty extension alone ${short(emptyRatio)}`,
 				target: `≤ ${TARGET}×, 0 processes`,
 				verdict: verdict(ratio.median <= TARGET && started("ours") === 0),
 			},
@@ -101,6 +113,7 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 			"|---|---|---|---|---|",
 			row("baseline", "`-ne`: no built-in or discovered extension, so no MCP at all", base, undefined, "baseline"),
 			row("**pi-mcp**", "`-ne -e index.ts`", oursSummary, ratio, "ours"),
+			row("an empty extension (the floor)", "`-ne -e bench/fixtures/empty-ext.ts`", emptySummary, emptyRatio, "empty"),
 			row(
 				"Pi built-in MCP, `direct`",
 				"defaults (built-in `mcp`, `codemode`, `tool_search` loaded)",
@@ -111,7 +124,7 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 			row("Pi built-in MCP, default `codemode`", "defaults", peerCodemode.wall, peerCodemode.ratio, "builtin-codemode"),
 			row("pi-mcp-adapter", "`-ne -e node_modules/pi-mcp-adapter/index.ts`", peerAdapter.wall, peerAdapter.ratio, "adapter"),
 			"",
-			`Rounds: ${rounds} (baseline and pi-mcp), ${peerRounds} for the peers (each paired with its own baseline run).`,
+			`Rounds: ${rounds} (baseline, pi-mcp and the empty extension), ${peerRounds} for the peers (each paired with its own baseline run).`,
 			"",
 			`CPU time (user + system of Pi and its children, from bash \`times\`; Pi runs as \`bash -c 'node cli.js …; times'\`):`,
 			`baseline ${formatSummary(summarize(cpuOf("baseline").slice(0, rounds)), "ms")}, pi-mcp ${formatSummary(summarize(cpuOf("ours")), "ms")},`,

@@ -1,0 +1,54 @@
+/**
+ * The `mcp` tool as the model sees it: its actions, parameters, description and prompt line. Kept
+ * apart from `actions.ts` so that registering the tool loads only this small module; what the
+ * actions do (and the runtime behind them) loads on first use.
+ */
+import { Type } from "typebox";
+
+export const ACTIONS = [
+	"status",
+	"tools",
+	"describe",
+	"call",
+	"resources",
+	"templates",
+	"read",
+	"prompts",
+	"prompt",
+	"complete",
+] as const;
+export type Action = (typeof ACTIONS)[number];
+
+export const parameters = Type.Object({
+	action: Type.Unsafe<Action>({ type: "string", enum: [...ACTIONS] }),
+	server: Type.Optional(Type.String()),
+	tool: Type.Optional(Type.String()),
+	args: Type.Optional(Type.Unsafe<unknown>({ description: "tool or prompt arguments (object)" })),
+	query: Type.Optional(Type.String()),
+	limit: Type.Optional(Type.Integer({ minimum: 1 })),
+	cursor: Type.Optional(Type.String()),
+	uri: Type.Optional(Type.String()),
+	prompt: Type.Optional(Type.String()),
+	argument: Type.Optional(Type.String()),
+	value: Type.Optional(Type.String()),
+});
+
+export type Params = Readonly<{
+	action: Action;
+	server?: string;
+	tool?: string;
+	args?: unknown;
+	query?: string;
+	limit?: number;
+	cursor?: string;
+	uri?: string;
+	prompt?: string;
+	argument?: string;
+	value?: string;
+}>;
+
+export const DESCRIPTION =
+	"Use MCP servers. action=status: servers; tools: server, query?; describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
+
+/** The tool's line in the system prompt's tool list (Pi prefixes the tool name). */
+export const PROMPT_SNIPPET = "tools of MCP servers (status, tools, describe, call)";
