@@ -353,6 +353,21 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		await loading;
 	});
 
+	// While the model is still writing an `mcp` call, load what the call will need: the modules behind
+	// the tool and the MCP SDK (100–150 ms inside Pi). A real model streams the call's arguments for
+	// longer than that, so the first call no longer waits for the load. Nothing loads unless the model
+	// calls the tool (start-up stays lean) and nothing connects here (the call decides what to start).
+	pi.on("message_update", (event) => {
+		const update = event.assistantMessageEvent;
+		if (update.type !== "toolcall_start") return;
+		const block = update.partial.content[update.contentIndex];
+		if (block?.type !== "toolCall" || block.name !== "mcp") return;
+		if (!holder.session?.config.servers.some((entry) => entry.enabled && entry.config)) return;
+		loadModules()
+			.then((mods) => mods.runtime.loadSdk())
+			.catch(() => undefined); // The call itself reports a failed load.
+	});
+
 	pi.on("session_shutdown", async () => {
 		await holder.loading?.catch(() => undefined);
 		await endSession();

@@ -1,8 +1,8 @@
 /**
  * What starting costs: registration and `session_start` load only the registration, configuration
  * and rendering modules; the rest of pi-mcp (actions, runtime, errors) loads on the first use of the
- * tool or the command, and the MCP SDK only when a server connects. Checked with module hooks in a
- * child process (bench figure 1 measures the time).
+ * tool or the command, and the MCP SDK when the model starts writing an `mcp` call (or a server
+ * connects). Checked with module hooks in a child process (bench figure 1 measures the time).
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -16,7 +16,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-test("registration and session_start load only index, tool, config, schema, render and output; the first call loads the rest, not the SDK", async () => {
+test("registration and session_start load only index, tool, config, schema, render and output; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-startup-"));
 	dirs.push(dir);
 	const log = join(dir, "modules.log");
@@ -56,4 +56,7 @@ test("registration and session_start load only index, tool, config, schema, rend
 	const status = lines.find((line) => line.startsWith("-- status:"));
 	assert.equal(status, "-- status: s1: idle · stdio");
 	assert.deepEqual(phase("-- session started", status), ["actions.ts", "content.ts", "errors.ts", "runtime.ts"]);
+	assert.deepEqual(phase(status, "-- another tool streamed"), []);
+	// The model starting an `mcp` call loads the SDK while the arguments stream (nothing connects).
+	assert.deepEqual(phase("-- another tool streamed", "-- mcp streamed"), ["SDK", "sdk.lazy.ts"]);
 });
