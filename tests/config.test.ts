@@ -5,7 +5,7 @@
  * Every test works in its own temporary agentDir, cwd and home, and removes them afterwards.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -767,6 +767,24 @@ describe("limits", () => {
 });
 
 describe("invalid files", () => {
+	it("a file that cannot be read is a named error, not a failed session start; the other file still works", {
+		skip: process.platform !== "linux" && "needs /proc",
+	}, async () => {
+		await withDirs(async (dirs) => {
+			// A regular file (per stat) whose read fails with EIO, even for root: /proc/self/mem.
+			await symlink("/proc/self/mem", dirs.userPath);
+			await writeProject(dirs, { good: GOOD });
+			const snapshot = await load(dirs);
+			assert.deepEqual(snapshot.files[0], {
+				scope: "user",
+				path: dirs.userPath,
+				state: "error",
+				error: `${dirs.userPath}: cannot read (EIO)`,
+			});
+			usable(snapshot, "good");
+		});
+	});
+
 	it("invalid JSON reports the file and the line and column (missing comma on line 3)", async () => {
 		await withDirs(async (dirs) => {
 			await writeText(dirs.userPath, '{\n  "mcpServers": {\n    "a": { "command": "x" } "b": {}\n  }\n}\n');

@@ -256,7 +256,9 @@ export async function cold(config: BenchConfig): Promise<FigureResult> {
 		"`@earendil-works/pi-ai` ^0.84–^0.86 (installed with `--legacy-peer-deps`); its metadata cache is warmed by the untimed run.",
 		"",
 		`Loading the MCP SDK inside Pi (\`src/sdk.lazy.ts\` imported through Pi's extension loader by \`bench/fixtures/sdk-import.ts\`,`,
-		`which pi-mcp's first call pays before it spawns the server): ${formatSummary(e2e.sdkImport, "ms")}.`,
+		`which pi-mcp starts when the model starts writing an \`mcp\` call, before the tool runs): ${formatSummary(e2e.sdkImport, "ms")}.`,
+		"This faux model emits the whole call at once, so that load still sits between the model's answer and the tool's",
+		"execution (in the wall time, not in the tool time); with a model that streams, it overlaps the streaming.",
 	].join("\n");
 	return { lines, notes };
 }
