@@ -281,20 +281,32 @@ describe("project trust", () => {
 describe("servers registered by other extensions", () => {
 	const REGISTER_EXT = new URL("./fixtures/register-ext.ts", import.meta.url).pathname;
 
-	test("appear in /mcp status with their source, are callable, follow mcp_servers_change, without extension errors", async () => {
+	/** Pi in RPC mode with pi-mcp and the registering extension; after `body`, Pi exits cleanly, without
+	 * extension errors, and no server process is left. */
+	async function withRegisteringPi(
+		script: Parameters<typeof startPiRpc>[0]["script"],
+		body: (rpc: Awaited<ReturnType<typeof startPiRpc>>) => Promise<void>,
+	): Promise<void> {
 		const { sandbox, log } = await loggedSandbox();
-		const rpc = await startPiRpc({
-			sandbox,
-			extensions: [EXTENSION, REGISTER_EXT],
-			env: { REGISTER_EXT_LOG: log },
-			script: [
-				{ tool: "mcp", args: { action: "call", server: "registered", tool: "echo", args: { text: "from an extension" } } },
-				{ text: "FIRST {{last}}" },
-				{ tool: "mcp", args: { action: "call", server: "late", tool: "echo", args: { text: "late one" } } },
-				{ text: "SECOND {{last}}" },
-			],
-		});
+		const rpc = await startPiRpc({ sandbox, extensions: [EXTENSION, REGISTER_EXT], env: { REGISTER_EXT_LOG: log }, script });
 		try {
+			await body(rpc);
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0);
+			assert.doesNotMatch(closed.stderr, /Extension error/);
+		}
+		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), []);
+	}
+
+	test("appear in /mcp status with their source, are callable, follow mcp_servers_change, without extension errors", async () => {
+		const script = [
+			{ tool: "mcp", args: { action: "call", server: "registered", tool: "echo", args: { text: "from an extension" } } },
+			{ text: "FIRST {{last}}" },
+			{ tool: "mcp", args: { action: "call", server: "late", tool: "echo", args: { text: "late one" } } },
+			{ text: "SECOND {{last}}" },
+		];
+		await withRegisteringPi(script, async (rpc) => {
 			const status = await rpc.prompt("/mcp status");
 			const statusText = status.uiRequests.map((request) => String(request.message ?? "")).join("\n");
 			assert.match(statusText, /registered: idle · stdio — Registered by an extension\n {4}source: extension .*register-ext\.ts/);
@@ -308,35 +320,19 @@ describe("servers registered by other extensions", () => {
 			);
 			const second = await rpc.prompt("call the late server");
 			assert.match(JSON.stringify(second.events), /\[modern\] late one/);
-		} finally {
-			const closed = await rpc.close();
-			assert.equal(closed.code, 0);
-			assert.doesNotMatch(closed.stderr, /Extension error/);
-		}
-		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), []);
+		});
 	});
 
 	test("a change before first use is what the first call sees (the runtime starts from the current configuration)", async () => {
-		const { sandbox, log } = await loggedSandbox();
-		const rpc = await startPiRpc({
-			sandbox,
-			extensions: [EXTENSION, REGISTER_EXT],
-			env: { REGISTER_EXT_LOG: log },
-			script: [
-				{ tool: "mcp", args: { action: "call", server: "late", tool: "echo", args: { text: "first use" } } },
-				{ text: "DONE {{last}}" },
-			],
-		});
-		try {
+		const script = [
+			{ tool: "mcp", args: { action: "call", server: "late", tool: "echo", args: { text: "first use" } } },
+			{ text: "DONE {{last}}" },
+		];
+		await withRegisteringPi(script, async (rpc) => {
 			await rpc.prompt("/register-late");
 			const run = await rpc.prompt("call the late server");
 			assert.match(JSON.stringify(run.events), /DONE \[modern\] first use/);
-		} finally {
-			const closed = await rpc.close();
-			assert.equal(closed.code, 0);
-			assert.doesNotMatch(closed.stderr, /Extension error/);
-		}
-		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), []);
+		});
 	});
 
 	test("a file entry of the same name wins over a registered server", async () => {
