@@ -38,14 +38,18 @@ type Modules = Readonly<{
 	actions: typeof import("./actions.ts");
 	runtime: typeof import("./runtime.ts");
 	errors: typeof import("./errors.ts");
+	sdk: typeof import("./sdk.ts");
 }>;
 
 const modules: { promise?: Promise<Modules> } = {};
 
 function loadModules(): Promise<Modules> {
-	modules.promise ??= Promise.all([import("./actions.ts"), import("./runtime.ts"), import("./errors.ts")]).then(
-		([actions, runtime, errors]) => ({ actions, runtime, errors }),
-	);
+	modules.promise ??= Promise.all([
+		import("./actions.ts"),
+		import("./runtime.ts"),
+		import("./errors.ts"),
+		import("./sdk.ts"),
+	]).then(([actions, runtime, errors, sdk]) => ({ actions, runtime, errors, sdk }));
 	return modules.promise;
 }
 
@@ -157,11 +161,6 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				// Shared by every Pi process using the same keyring records: one refresh at a time per record.
 				lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
 				notify: signedIn,
-				// Through the runtime's loader, so the SDK's console output is contained before it can print.
-				loadSdk: () =>
-					loadModules()
-						.then((mods) => mods.runtime.loadSdk())
-						.then(() => import("@modelcontextprotocol/client")),
 			});
 			return { auth, dispose: () => login.dispose() };
 		});
@@ -369,7 +368,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		if (block?.type !== "toolCall" || block.name !== "mcp") return;
 		if (!holder.session?.config.servers.some((entry) => entry.enabled && entry.config)) return;
 		loadModules()
-			.then((mods) => mods.runtime.loadSdk())
+			.then((mods) => mods.sdk.loadSdk())
 			.catch(() => undefined); // The call itself reports a failed load.
 	});
 
