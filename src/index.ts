@@ -253,11 +253,16 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		getArgumentCompletions: (prefix) => {
 			const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
 			if (rest.length > 0) return null;
+			// Pi's editor submits on Enter only from the command-name menu; in an argument menu Enter just
+			// applies the completion. So a complete command (a subcommand, or one with a known server)
+			// gets no menu, and Enter runs it at once.
 			if (server === undefined) {
+				if (SUBCOMMANDS.includes(action)) return null;
 				const items = SUBCOMMANDS.filter((item) => item.startsWith(action)).map((item) => ({ value: `${item} `, label: item }));
 				return items.length > 0 ? items : null;
 			}
 			if (!SUBCOMMANDS.includes(action) || action === "status") return null;
+			if (serverStates().some((status) => status.name === server)) return null;
 			const items = serverStates()
 				.filter((status) => status.name.startsWith(server))
 				.map((status) => ({ value: `${action} ${status.name}`, label: status.name, description: status.state }));
