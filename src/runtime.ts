@@ -104,6 +104,12 @@ export interface Runtime {
 	reset(server: string): Promise<void>;
 	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */
 	connect(server: string, signal?: AbortSignal): Promise<ServerStatus>;
+	/**
+	 * Starts the shared setup of an idle, enabled server without waiting for it (the model is still
+	 * writing the call that will join it), and with `tools` also the tool listing that call needs. A
+	 * failure latches exactly as a call's would, and the call reports it. Anything else: nothing.
+	 */
+	start(server: string, options?: Readonly<{ tools?: boolean }>): void;
 	/** Replaces the entries; connections whose entry changed or vanished are closed. */
 	update(servers: readonly ServerEntry[]): Promise<void>;
 	/** Aborts everything, closes every client and kills every process group. Idempotent. */
@@ -696,6 +702,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			const entry = entries.get(name);
 			if (!entry) throw new CallFailed(name, `unknown MCP server "${name}"; configured: ${knownNames()}`, "refused");
 			return statusOf(entry);
+		},
+
+		start(name, startOptions = {}) {
+			const entry = entries.get(name);
+			if (!entry?.enabled || entry.config === undefined || entry.error !== undefined) return;
+			if (shutdown.signal.aborted || connection(name).state !== "idle") return;
+			const setup = ready(name);
+			const listed = startOptions.tools ? setup.then((live) => index(name, live, false)) : setup;
+			// The call that joins this setup (or listing) reports its failure.
+			listed.catch(() => undefined);
 		},
 
 		async update(servers) {

@@ -1,5 +1,5 @@
 /**
- * The cross-process refresh lock (`acquireLock` in src/store.ts) with real processes: exclusion,
+ * The cross-process refresh lock (`acquireLock` in src/refresh.ts) with real processes: exclusion,
  * a stalled (SIGSTOPped) holder keeps its lock, a dead (SIGKILLed) holder's lock is reclaimed,
  * reclaimers racing for one dead lock, and what a lock file holds. No keyring needed.
  *   node --import tsx --test tests/lock.test.ts
@@ -11,7 +11,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { acquireLock, ensurePrivateDir, LockBusy, type LockOwner, lockOwnerAlive, readLockOwner } from "../src/store.ts";
+import { acquireLock, ensurePrivateDir, LockBusy, type LockOwner, lockOwnerAlive, readLockOwner } from "../src/refresh.ts";
 import { startWorker, stopWorkers, type Worker } from "./fixtures/workers.ts";
 
 const WORKER = "tests/fixtures/lock-worker.ts";
