@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { Result, Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
-import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig } from "./config.ts";
+import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig, unknownServer } from "./config.ts";
 import { createOverflowStore, type OverflowStore, sanitize } from "./output.ts";
 import { type McpArgs, renderCall, renderResult } from "./render.ts";
 import type { Runtime } from "./runtime.ts";
@@ -283,6 +283,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				return report(ctx, USAGE, "warning");
 			}
 			if (!opened || !session) return report(ctx, "pi-mcp: no session yet.", "warning");
+			const unknown = unknownServer(session.config, name);
+			if (unknown !== undefined) return report(ctx, unknown, "error");
 			const { toolLine, statusLine } = opened.mods.actions;
 			try {
 				if (action === "tools") {

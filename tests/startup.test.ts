@@ -45,6 +45,7 @@ test("registration and session_start load only index, tool, config, schema, rend
 			.sort();
 
 	assert.deepEqual(phase(undefined, "-- registered"), [
+		"config-check.ts",
 		"config.ts",
 		"index.ts",
 		"output.ts",
