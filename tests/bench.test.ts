@@ -35,7 +35,7 @@ const FIGURE_LINES = [
 	/^9 launch to first result, \d+ servers: pi-mcp .+ \(peers: .+\) · target /m,
 ];
 
-test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 120_000 }, async () => {
+test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 300_000 }, async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-bench-smoke-"));
 	const results = join(dir, "RESULTS.md");
 	try {
