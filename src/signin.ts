@@ -174,8 +174,9 @@ export function createSignIn(ctx: AuthContext) {
 				// The SDK re-saves stored tokens to stamp them; their lifetime did not start now.
 				const same = current?.tokens?.access_token === tokens.access_token;
 				const expiresAt = same ? current?.expiresAt : expiresAtOf(tokens.expires_in, now());
+				const issuedAt = same ? current?.issuedAt : now();
 				const client = work.client ? { client: work.client } : {};
-				await update(account, { tokens, expiresAt, issuer: tokens.issuer ?? current?.issuer, ...client });
+				await update(account, { tokens, expiresAt, issuedAt, issuer: tokens.issuer ?? current?.issuer, ...client });
 			},
 			redirectToAuthorization: (url: URL) => {
 				work.url = url.href;
@@ -219,9 +220,9 @@ export function createSignIn(ctx: AuthContext) {
 				}
 				const patch: RecordPatch =
 					scope === "all"
-						? { tokens: undefined, expiresAt: undefined, client: undefined, discovery: undefined }
+						? { tokens: undefined, expiresAt: undefined, issuedAt: undefined, client: undefined, discovery: undefined }
 						: scope === "tokens"
-							? { tokens: undefined, expiresAt: undefined }
+							? { tokens: undefined, expiresAt: undefined, issuedAt: undefined }
 							: scope === "client"
 								? { client: undefined }
 								: scope === "discovery"

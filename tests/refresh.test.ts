@@ -56,8 +56,8 @@ const lockDir = (): string => state.lockDir as string;
 const hash = (value: string | undefined) => (value ? createHash("sha256").update(value).digest("hex").slice(0, 16) : undefined);
 
 /** What the authorization server did since `mark()`. */
-function mark() {
-	const events = rs().as.events;
+function mark(server = rs()) {
+	const events = server.as.events;
 	const start = { grants: events.grants.length, revoked: events.revoked.length, errors: events.errors.length };
 	return () => ({
 		refreshGrants: events.grants.slice(start.grants).filter((grant) => grant === "refresh_token").length,
@@ -92,8 +92,8 @@ function session(clock = { now: Date.now() }, locks = lockDir()) {
 }
 
 /** Signs `name` in through the real AS (headless browser) and returns its config and record. */
-async function signIn(name: string): Promise<{ config: ServerConfig; account: string; record: CredentialRecord }> {
-	const config = httpServer(name, rs().mcpUrl.href, { oauth: {} });
+async function signIn(name: string, server = rs()): Promise<{ config: ServerConfig; account: string; record: CredentialRecord }> {
+	const config = httpServer(name, server.mcpUrl.href, { oauth: {} });
 	const account = recordAccount(config);
 	state.accounts.push(account);
 	const s = session();
@@ -120,8 +120,8 @@ async function expire(account: string): Promise<CredentialRecord> {
 	return expired;
 }
 
-function worker(name: string, extra: Partial<WorkerArgs> = {}): Worker {
-	const args: WorkerArgs = { url: rs().mcpUrl.href, name, lockDir: lockDir(), ...extra };
+function worker(name: string, extra: Partial<WorkerArgs> = {}, server = rs()): Worker {
+	const args: WorkerArgs = { url: server.mcpUrl.href, name, lockDir: lockDir(), ...extra };
 	return startWorker(WORKER, [JSON.stringify(args)]);
 }
 
@@ -183,6 +183,26 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assertAllSucceeded(results, stored);
 		assert.equal(workers.filter((w) => w.events.some((e) => e.event === "refreshing")).length, 1, "one process refreshed");
 		assert.deepEqual(await lockFiles(), [], "no lock file left");
+	});
+
+	test("tokens valid 10 s: 8 processes make exactly one refresh grant (a token just received is never expired)", async () => {
+		// With a fixed 30 s margin a 10 s token counts as expired the moment it arrives: every process
+		// and every request refreshed again. The margin is min(30 s, a quarter of the lifetime).
+		const short = (await startProtectedMcp({ accessTokenTTL: 10 })) as Rs;
+		cleanups.push(() => short.close());
+		const { account } = await signIn("short-lived", short);
+		await expire(account);
+		const since = mark(short);
+		const workers = Array.from({ length: 8 }, () => worker("short-lived", { waitGo: true }, short));
+		for (const w of workers) await w.next("ready");
+		for (const w of workers) w.send("go");
+		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const seen = since();
+		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
+		assert.deepEqual(seen.revoked, []);
+		assert.deepEqual(seen.errors, []);
+		assertAllSucceeded(results, await readRecord(store, account));
+		assert.deepEqual(await lockFiles(), []);
 	});
 
 	test("the same with the processes started and released in a random order", async () => {
