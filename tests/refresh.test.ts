@@ -263,7 +263,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assert.equal((await stat(lockDir())).mode & 0o777, 0o700);
 		assert.equal((await stat(lockPath)).mode & 0o777, 0o600);
 		const owner = JSON.parse(held);
-		assert.deepEqual(Object.keys(owner), ["pid", "host", "createdAt", "nonce"]);
+		assert.deepEqual(Object.keys(owner), ["pid", "host", "createdAt", "nonce", "bootId", "startTime"]);
 		assert.equal(owner.pid, holder.pid);
 		assert.equal(owner.host, hostname());
 		const stored = await readRecord(store, account);
@@ -336,10 +336,10 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 	test("a session whose token expired in memory adopts the one another process rotated, without refreshing", async () => {
 		const { config, account } = await signIn("adopt-expired");
-		// The session loaded a token that it will see expire 10 s from now.
+		// The session loaded a token that it will see expire (40 s left of a 40 s lifetime: margin 10 s).
 		const current = await readRecord(store, account);
 		assert.ok(current);
-		await writeRecord(store, account, { ...current, expiresAt: Date.now() + 40_000 });
+		await writeRecord(store, account, { ...current, expiresAt: Date.now() + 40_000, issuedAt: Date.now() });
 		const s = session();
 		const client = await connect(config, s.auth);
 		assert.equal(await whoami(client), "alice");
@@ -351,7 +351,7 @@ describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 		assert.equal(since().refreshGrants, 1);
 		const rotated = await readRecord(store, account);
 		// Later, this session's token has expired too: it adopts the rotated one.
-		s.clock.now += 20_000;
+		s.clock.now += 35_000;
 		assert.equal(await whoami(client), "alice");
 		const seen = since();
 		assert.equal(seen.refreshGrants, 1, `no second refresh: ${JSON.stringify(seen)}`);
