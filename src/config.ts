@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { escapeName } from "./output.ts";
 import { type OAuthSettings, parseEntry, type RawServer, SERVER_NAME } from "./schema.ts";
 
 export const MAX_SERVERS = 64;
@@ -73,7 +74,8 @@ function describeSource(source: ServerSource): string {
 }
 
 function entryError(name: string, source: ServerSource, message: string): string {
-	return `server "${name}" (${describeSource(source)}): ${message}`;
+	// The name as written in the file, escaped: an invalid one may hold controls, bidi or invisible characters.
+	return `server "${escapeName(name)}" (${describeSource(source)}): ${message}`;
 }
 
 /** Line and column (1-based) of a character offset. */
