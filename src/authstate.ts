@@ -9,9 +9,10 @@ import type { ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
 import { sanitize } from "./output.ts";
+import type { Sdk } from "./sdk.ts";
 import { type CredentialRecord, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
 
-export type Sdk = typeof import("@modelcontextprotocol/client");
+export type { Sdk } from "./sdk.ts";
 
 export type Reason = "sign-in" | "expired" | "step-up" | "login";
 
