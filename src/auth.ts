@@ -160,7 +160,7 @@ export function createAuth(options: AuthOptions): Auth {
 			scope: oauth.scope,
 			expectedIssuer: oauth.issuer as string,
 		});
-		const held: { expiresAt?: number; fetching?: Promise<void> } = {};
+		const held: { expiresAt?: number; issuedAt?: number; fetching?: Promise<void> } = {};
 		const fetchToken = (): Promise<void> => {
 			held.fetching ??= sdk
 				.auth(cc, { serverUrl: config.url, scope: oauth.scope })
@@ -168,7 +168,8 @@ export function createAuth(options: AuthOptions): Auth {
 					const tokens = cc.tokens();
 					if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
 					remember(tokens.access_token, tokens.refresh_token);
-					held.expiresAt = expiresAtOf(tokens.expires_in, now());
+					held.issuedAt = now();
+					held.expiresAt = expiresAtOf(tokens.expires_in, held.issuedAt);
 				})
 				.catch((error: unknown) => {
 					throw translate(config, error, sdk);
@@ -178,7 +179,7 @@ export function createAuth(options: AuthOptions): Auth {
 				});
 			return held.fetching;
 		};
-		const stale = () => !cc.tokens() || isStale(held.expiresAt, now());
+		const stale = () => !cc.tokens() || isStale(held.expiresAt, now(), held.issuedAt);
 		await fetchToken();
 		const provider: AuthProvider = {
 			token: async () => {
