@@ -221,7 +221,9 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 		headers,
 		oauth: resolveOAuth(raw.oauth),
 		requestTimeoutMs: raw.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-		secretValues: vars.secrets(),
+		// Literal env and headers values are secrets too (a token pasted into the file); 8+ characters
+		// keeps short values such as "1" or "true" from redacting ordinary text.
+		secretValues: [...vars.secrets(), ...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8)],
 	};
 }
 
