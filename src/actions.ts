@@ -4,7 +4,7 @@
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { ConfigSnapshot } from "./config.ts";
+import { type ConfigSnapshot, fileProblems, unknownServer } from "./config.ts";
 import { isAppResource, type PiBlock, present, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
 import type { OverflowStore } from "./output.ts";
 import { sanitize, stripTerminal } from "./output.ts";
@@ -35,14 +35,16 @@ export function statusLine(status: ServerStatus): string {
 	return `${status.name}: ${facts.join(" · ")}${description}`;
 }
 
-/** What the model sees for `status`: short, no paths. */
-export function modelStatus(statuses: readonly ServerStatus[]): string {
-	if (statuses.length === 0) return "No MCP servers are configured.";
+/** What the model sees for `status`: short; paths only of files that could not be read. */
+export function modelStatus(statuses: readonly ServerStatus[], unreadFiles: readonly string[] = []): string {
 	const lines = statuses.map((status) => {
 		const error = status.error ? `\n  error: ${status.error.split("\n")[0]}` : "";
 		return `${statusLine(status)}${error}`;
 	});
-	return `MCP servers:\n${lines.join("\n")}`;
+	const servers = statuses.length === 0 ? "No MCP servers are configured." : `MCP servers:\n${lines.join("\n")}`;
+	if (unreadFiles.length === 0) return servers;
+	const files = unreadFiles.map((problem) => `  ${problem}`).join("\n");
+	return `${servers}\nConfiguration files that could not be read (their servers are missing):\n${files}`;
 }
 
 /** What `/mcp status` shows the user: state, source, last error, stderr tail, ignored keys. */
@@ -163,8 +165,10 @@ export async function runAction(
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const action = params.action;
-	if (action === "status") return textResult({ action }, modelStatus(runtime.status()));
+	if (action === "status") return textResult({ action }, modelStatus(runtime.status(), fileProblems(session.config)));
 	const server = required(params, "server", 'use action "status" to list servers');
+	const unknown = unknownServer(session.config, server);
+	if (unknown !== undefined) throw new Error(unknown);
 	const label = (name: string) => `${server}-${name}`;
 
 	switch (action) {

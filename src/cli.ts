@@ -16,7 +16,7 @@ import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts"
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
 import { createOverflowStore, sanitize } from "./output.ts";
-import { createRuntime, loadSdk, type Runtime } from "./runtime.ts";
+import { createRuntime, type Runtime } from "./runtime.ts";
 import type { Params } from "./tool.ts";
 
 /** Exit codes: scripts branch on these. */
@@ -109,7 +109,6 @@ async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cl
 					notify: (server, message, ok) => {
 						for (const listener of listeners) listener(server, message, ok);
 					},
-					loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),
 				});
 				return { auth: created, login };
 			},

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { Result, Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
-import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig } from "./config.ts";
+import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig, unknownServer } from "./config.ts";
 import { createOverflowStore, type OverflowStore, sanitize } from "./output.ts";
 import { type McpArgs, renderCall, renderResult } from "./render.ts";
 import type { Runtime } from "./runtime.ts";
@@ -38,14 +38,18 @@ type Modules = Readonly<{
 	actions: typeof import("./actions.ts");
 	runtime: typeof import("./runtime.ts");
 	errors: typeof import("./errors.ts");
+	sdk: typeof import("./sdk.ts");
 }>;
 
 const modules: { promise?: Promise<Modules> } = {};
 
 function loadModules(): Promise<Modules> {
-	modules.promise ??= Promise.all([import("./actions.ts"), import("./runtime.ts"), import("./errors.ts")]).then(
-		([actions, runtime, errors]) => ({ actions, runtime, errors }),
-	);
+	modules.promise ??= Promise.all([
+		import("./actions.ts"),
+		import("./runtime.ts"),
+		import("./errors.ts"),
+		import("./sdk.ts"),
+	]).then(([actions, runtime, errors, sdk]) => ({ actions, runtime, errors, sdk }));
 	return modules.promise;
 }
 
@@ -165,11 +169,6 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				// Shared by every Pi process using the same keyring records: one refresh at a time per record.
 				lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
 				notify: signedIn,
-				// Through the runtime's loader, so the SDK's console output is contained before it can print.
-				loadSdk: () =>
-					loadModules()
-						.then((mods) => mods.runtime.loadSdk())
-						.then(() => import("@modelcontextprotocol/client")),
 			});
 			return { auth, dispose: () => login.dispose() };
 		});
@@ -289,6 +288,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				return report(ctx, USAGE, "warning");
 			}
 			if (!opened || !session) return report(ctx, "pi-mcp: no session yet.", "warning");
+			const unknown = unknownServer(session.config, name);
+			if (unknown !== undefined) return report(ctx, unknown, "error");
 			const { toolLine, statusLine } = opened.mods.actions;
 			try {
 				if (action === "tools") {
@@ -384,7 +385,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		if (!holder.session?.config.servers.some((entry) => entry.enabled && entry.config)) return;
 		if (update.type === "toolcall_start") {
 			loadModules()
-				.then((mods) => mods.runtime.loadSdk())
+				.then((mods) => mods.sdk.loadSdk())
 				.catch(() => undefined); // The call itself reports a failed load.
 			return;
 		}
