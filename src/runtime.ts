@@ -10,7 +10,7 @@ import { awaitWith } from "./async.ts";
 import type { ServerConfig, ServerEntry, ServerSource } from "./config.ts";
 import { type ClientInfo, closedError, closeLive, type Live, openServer, setupError } from "./connect.ts";
 import { AuthRequired, CallFailed, errorText, SetupFailed } from "./errors.ts";
-import { sanitize, TailBuffer } from "./output.ts";
+import { escapeName, sanitize, TailBuffer } from "./output.ts";
 import { loadSdk, type Sdk } from "./sdk.ts";
 
 export type { ClientInfo } from "./connect.ts";
@@ -160,14 +160,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	}
 
 	function knownNames(): string {
-		const names = [...entries.keys()];
+		const names = [...entries.keys()].map(escapeName);
 		return names.length > 0 ? names.join(", ") : "none (add servers to mcp.json)";
 	}
 
 	/** The usable config of a server, or an error that says why not. */
 	function configOf(name: string): ServerConfig {
 		const entry = entries.get(name);
-		if (!entry) throw new CallFailed(name, `unknown MCP server "${name}"; configured: ${knownNames()}`, "refused");
+		if (!entry) throw new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames()}`, "refused");
 		if (entry.error !== undefined || entry.config === undefined) {
 			throw new SetupFailed(name, entry.error ?? `server "${name}" has no usable configuration`);
 		}
@@ -292,7 +292,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		const error = await stepUp(sdk, name, thrown);
 		if (error instanceof CallFailed || error instanceof SetupFailed || error instanceof AuthRequired) return error;
 		const what = tool
-			? `tool "${tool}" on MCP server "${name}"`
+			? `tool "${escapeName(tool)}" on MCP server "${name}"`
 			: request
 				? `${request} on MCP server "${name}"`
 				: `the request to MCP server "${name}"`;
@@ -335,12 +335,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		const again = fresh.byName.get(toolName);
 		if (again) return { live, tool: again };
 		const reason = fresh.hidden.get(toolName);
-		if (reason) throw new CallFailed(name, `tool "${toolName}" on MCP server "${name}" ${reason}`, "refused");
-		const names = fresh.tools.map((tool) => tool.name);
+		if (reason) throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${reason}`, "refused");
+		const names = fresh.tools.map((tool) => escapeName(tool.name));
 		const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
 		throw new CallFailed(
 			name,
-			clean(name, `MCP server "${name}" has no tool "${toolName}"; available: ${list || "none"}`),
+			clean(name, `MCP server "${name}" has no tool "${escapeName(toolName)}"; available: ${list || "none"}`),
 			"refused",
 		);
 	}
@@ -439,7 +439,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			const current = connection(name);
 			if (current.state === "ready") await index(name, current.live, true, signal).catch(() => undefined);
 			const entry = entries.get(name);
-			if (!entry) throw new CallFailed(name, `unknown MCP server "${name}"; configured: ${knownNames()}`, "refused");
+			if (!entry) throw new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames()}`, "refused");
 			return statusOf(entry);
 		},
 
