@@ -207,7 +207,9 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 		cwd,
 		headers,
 		requestTimeoutMs: raw.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-		secretValues: vars.secrets(),
+		// Literal env and headers values are secrets too (a token pasted into the file); 8+ characters
+		// keeps short values such as "1" or "true" from redacting ordinary text.
+		secretValues: [...vars.secrets(), ...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8)],
 	};
 	if (raw.transport === "stdio" && command !== undefined) return { ...raw, ...resolved, command };
 	if (raw.transport === "http" && url !== undefined) return { ...raw, ...resolved, url, oauth: resolveOAuth(raw.oauth) };
