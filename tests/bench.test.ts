@@ -29,6 +29,9 @@ const FIGURE_LINES = [
 	/^5 context cost: \d+ tokens .+ \(baselines: Pi built-in direct \d+, built-in codemode \d+, pi-mcp-adapter \d+; .+\) · target /m,
 	/^6 coalescing legacy: 16 concurrent first calls → .+ · target /m,
 	/^6 coalescing auto: 16 concurrent first calls → .+ · target /m,
+	/^7 discovery held-out top-3: \d\.\d\d of \d+ queries .+ \(baselines top-3: Pi 1\.6 Bm25Ranker \d\.\d\d, pi-mcp-adapter \d\.\d\d, .+\) · target /m,
+	/^7 discovery tuning top-3: .+ · target /m,
+	/^7 discovery query on a \d+-tool server: .+ ms median.+ · target /m,
 ];
 
 test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 120_000 }, async () => {

@@ -29,7 +29,11 @@ export const QUERIES: readonly Query[] = [
 
 	// Sentences: what the agent wants done, in its own words.
 	{ q: "open a PR", kind: "sentence", expect: ["github/create_pull_request"] },
-	{ q: "take a picture of the page", kind: "sentence", expect: ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot"] },
+	{
+		q: "take a picture of the page",
+		kind: "sentence",
+		expect: ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot"],
+	},
 	{ q: "make a new folder", kind: "sentence", expect: ["filesystem/create_directory"] },
 	{ q: "show me the commit history", kind: "sentence", expect: ["git/git_log", "github/list_commits"] },
 	{ q: "what files changed in my working tree", kind: "sentence", expect: ["git/git_status", "git/git_diff"] },
@@ -41,7 +45,11 @@ export const QUERIES: readonly Query[] = [
 	{ q: "draw a flowchart", kind: "sentence", expect: ["chart/generate_flow_diagram"] },
 	{ q: "download a repository to my machine", kind: "sentence", expect: ["git/git_clone"] },
 	{ q: "rename a file", kind: "sentence", expect: ["filesystem/move_file"] },
-	{ q: "run javascript in the page", kind: "sentence", expect: ["playwright/browser_evaluate", "chrome-devtools/evaluate_script"] },
+	{
+		q: "run javascript in the page",
+		kind: "sentence",
+		expect: ["playwright/browser_evaluate", "chrome-devtools/evaluate_script"],
+	},
 	{ q: "think step by step about a problem", kind: "sentence", expect: ["sequential-thinking/sequentialthinking"] },
 	{ q: "who am i on github", kind: "sentence", expect: ["github/get_me"] },
 	{ q: "save the page as a pdf", kind: "sentence", expect: ["playwright/browser_pdf_save"] },
@@ -57,7 +65,11 @@ export const QUERIES: readonly Query[] = [
 	{ q: "erase entity from memory", kind: "synonym", expect: ["memory/delete_entities"] },
 	{ q: "make a new repo", kind: "synonym", expect: ["github/create_repository"] },
 	{ q: "grab upstream changes", kind: "synonym", expect: ["git/git_pull", "git/git_fetch"] },
-	{ q: "kill the browser tab", kind: "synonym", expect: ["playwright/browser_tabs", "playwright/browser_close", "chrome-devtools/close_page"] },
+	{
+		q: "kill the browser tab",
+		kind: "synonym",
+		expect: ["playwright/browser_tabs", "playwright/browser_close", "chrome-devtools/close_page"],
+	},
 	{ q: "graph of sales over time", kind: "synonym", expect: ["chart/generate_line_chart", "chart/generate_area_chart"] },
 	{ q: "file a bug report", kind: "synonym", expect: ["github/issue_write"] },
 	{ q: "copy someone's repository to my account", kind: "synonym", expect: ["github/fork_repository"] },
@@ -102,14 +114,26 @@ export const QUERIES: readonly Query[] = [
 	// Ambiguous: two servers offer the same thing; either answer is right.
 	{ q: "screenshot", kind: "ambiguous", expect: ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot"] },
 	{ q: "click element", kind: "ambiguous", expect: ["playwright/browser_click", "chrome-devtools/click"] },
-	{ q: "console messages", kind: "ambiguous", expect: ["playwright/browser_console_messages", "chrome-devtools/list_console_messages"] },
+	{
+		q: "console messages",
+		kind: "ambiguous",
+		expect: ["playwright/browser_console_messages", "chrome-devtools/list_console_messages"],
+	},
 	{ q: "press a key", kind: "ambiguous", expect: ["playwright/browser_press_key", "chrome-devtools/press_key"] },
-	{ q: "network requests", kind: "ambiguous", expect: ["playwright/browser_network_requests", "chrome-devtools/list_network_requests"] },
+	{
+		q: "network requests",
+		kind: "ambiguous",
+		expect: ["playwright/browser_network_requests", "chrome-devtools/list_network_requests"],
+	},
 	{ q: "hover over an element", kind: "ambiguous", expect: ["playwright/browser_hover", "chrome-devtools/hover"] },
 	{ q: "fill in the login form", kind: "ambiguous", expect: ["playwright/browser_fill_form", "chrome-devtools/fill_form"] },
 	{ q: "new branch", kind: "ambiguous", expect: ["github/create_branch", "git/git_branch"] },
 	{ q: "wait until text appears", kind: "ambiguous", expect: ["playwright/browser_wait_for", "chrome-devtools/wait_for"] },
-	{ q: "upload a file in the browser", kind: "ambiguous", expect: ["playwright/browser_file_upload", "chrome-devtools/upload_file"] },
+	{
+		q: "upload a file in the browser",
+		kind: "ambiguous",
+		expect: ["playwright/browser_file_upload", "chrome-devtools/upload_file"],
+	},
 ];
 
 /** Tuning half: even positions within each kind; held-out half: odd positions. */
