@@ -12,6 +12,7 @@ import { context } from "./figures/context.ts";
 import { discovery } from "./figures/discovery.ts";
 import { output } from "./figures/output.ts";
 import { startup } from "./figures/startup.ts";
+import { firstCallWait, launchToResult } from "./figures/stream.ts";
 import { warm } from "./figures/warm.ts";
 import { benchConfig, type FigureResult } from "./lib/config.ts";
 import { environment } from "./lib/env.ts";
@@ -28,6 +29,8 @@ const FIGURES: readonly Figure[] = [
 	{ id: "5", title: "Context cost", run: context },
 	{ id: "6", title: "Coalescing", run: coalesce },
 	{ id: "7", title: "Discovery", run: discovery },
+	{ id: "8", title: "First-call wait", run: firstCallWait },
+	{ id: "9", title: "Launch to first result", run: launchToResult },
 ];
 
 async function main(): Promise<void> {

@@ -6,7 +6,22 @@
 import { existsSync, readFileSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { type OAuthSettings, parseEntry, type RawServer, SERVER_NAME } from "./schema.ts";
+import {
+	checkUrl,
+	type Duplicate,
+	duplicateKeys,
+	expander,
+	fieldPath,
+	jsonErrorMessage,
+	linesText,
+	ResolveError,
+	refuseNul,
+	refuseNulNames,
+	refuseShell,
+	resolveOAuth,
+} from "./config-check.ts";
+import { escapeName } from "./output.ts";
+import { parseEntry, type RawServer, SERVER_NAME } from "./schema.ts";
 
 export const MAX_SERVERS = 64;
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -73,31 +88,8 @@ function describeSource(source: ServerSource): string {
 }
 
 function entryError(name: string, source: ServerSource, message: string): string {
-	return `server "${name}" (${describeSource(source)}): ${message}`;
-}
-
-/** Line and column (1-based) of a character offset. */
-function position(text: string, offset: number): string {
-	const before = text.slice(0, Math.max(0, offset));
-	const line = before.split("\n").length;
-	const column = offset - before.lastIndexOf("\n");
-	return `line ${line}, column ${column}`;
-}
-
-/**
- * Where and why a file is not valid JSON. V8's messages only sometimes carry a position, so the
- * file is parsed again by jsonc-parser (strict: no comments, no trailing commas), loaded only here.
- */
-async function jsonErrorMessage(text: string): Promise<string> {
-	const { parse, printParseErrorCode } = await import("jsonc-parser");
-	const errors: import("jsonc-parser").ParseError[] = [];
-	parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
-	const first = errors[0];
-	if (!first) return "invalid JSON";
-	const reason = printParseErrorCode(first.error)
-		.replace(/([a-z])([A-Z])/g, "$1 $2")
-		.toLowerCase();
-	return `invalid JSON at ${position(text, first.offset)}: ${reason}`;
+	// The name as written in the file, escaped: an invalid one may hold controls, bidi or invisible characters.
+	return `server "${escapeName(name)}" (${describeSource(source)}): ${message}`;
 }
 
 /** A file system call's result, or the error it threw. */
@@ -109,57 +101,74 @@ function attempt<T>(read: () => T): T | NodeJS.ErrnoException {
 	}
 }
 
+/** What a path is when it is not a regular file. */
+function notAFile(info: Stats): string {
+	if (info.isDirectory()) return "is a directory, not a file";
+	if (info.isFIFO()) return "is a FIFO (named pipe), not a file";
+	if (info.isSocket()) return "is a socket, not a file";
+	return "is not a regular file";
+}
+
+/** Why a server of a file is not used, from the keys the file gives twice (a repeated name wins). */
+function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, string> {
+	const inFile = duplicates.filter(({ path }) => path[0] === "mcpServers");
+	const names = inFile
+		.filter(({ path }) => path.length === 1)
+		.map(({ key, lines }): [string, string] => [
+			key,
+			`the name "${escapeName(key)}" is defined ${lines.length} times in this file (${linesText(lines)}); none of its definitions is used`,
+		]);
+	const fields = inFile
+		.filter(({ path }) => path.length > 1)
+		.map(({ path, key, lines }): [string, string] => [
+			path[1] ?? "",
+			`field "${fieldPath([...path.slice(2), key])}" is given ${lines.length} times (${linesText(lines)}); the entry is not used`,
+		]);
+	// Later pairs overwrite earlier ones in a Map: the first field of an entry, then any repeated name.
+	return new Map([...fields.reverse(), ...names]);
+}
+
 /**
  * Reads one config file. Synchronously on purpose: the files are small (1 MiB at most) and read once
  * per session start, inside Pi's awaited `session_start` handlers, where each asynchronous step would
  * wait its turn behind Pi's own start-up work (measured: 3–22 ms for the 3–4 steps, ~0.2 ms in sync).
  */
 async function readFileReport(path: string, scope: "user" | "project"): Promise<FileRead> {
+	const failed = (problem: string): FileRead => ({
+		report: { scope, path, state: "error", error: `${path}: ${problem}` },
+		candidates: [],
+	});
 	const info: Stats | NodeJS.ErrnoException = attempt(() => statSync(path));
 	if (info instanceof Error) {
 		if (info.code === "ENOENT" || info.code === "ENOTDIR") return { report: { scope, path, state: "missing" }, candidates: [] };
-		return {
-			report: { scope, path, state: "error", error: `${path}: cannot read (${info.code ?? info.message})` },
-			candidates: [],
-		};
+		return failed(`cannot read (${info.code ?? info.message})`);
 	}
-	if (!info.isFile()) return { report: { scope, path, state: "error", error: `${path}: not a regular file` }, candidates: [] };
-	if (info.size > MAX_FILE_BYTES) {
-		return {
-			report: {
-				scope,
-				path,
-				state: "error",
-				error: `${path}: file is ${info.size} bytes; the limit is ${MAX_FILE_BYTES} (1 MiB)`,
-			},
-			candidates: [],
-		};
-	}
-	const text = attempt(() => readFileSync(path, "utf8"));
-	if (text instanceof Error) {
-		return {
-			report: { scope, path, state: "error", error: `${path}: cannot read (${text.code ?? text.message})` },
-			candidates: [],
-		};
-	}
+	if (!info.isFile()) return failed(notAFile(info));
+	if (info.size > MAX_FILE_BYTES) return failed(`file is ${info.size} bytes; the limit is ${MAX_FILE_BYTES} (1 MiB)`);
+	const read = attempt(() => readFileSync(path, "utf8"));
+	if (read instanceof Error) return failed(`cannot read (${read.code ?? read.message})`);
+	// Windows editors may start a file with a BOM; Pi's own reader removes it too.
+	const text = read.startsWith("\uFEFF") ? read.slice(1) : read;
 	const parsed = parseJson(text);
-	if (!parsed)
-		return { report: { scope, path, state: "error", error: `${path}: ${await jsonErrorMessage(text)}` }, candidates: [] };
+	if (!parsed) return failed(await jsonErrorMessage(text));
 	const root = parsed.value;
-	if (typeof root !== "object" || root === null || Array.isArray(root)) {
-		return { report: { scope, path, state: "error", error: `${path}: the top level must be an object` }, candidates: [] };
-	}
+	if (typeof root !== "object" || root === null || Array.isArray(root)) return failed("the top level must be an object");
 	const servers = (root as Record<string, unknown>).mcpServers;
 	if (servers === undefined) return { report: { scope, path, state: "loaded" }, candidates: [] };
-	if (typeof servers !== "object" || servers === null || Array.isArray(servers)) {
-		return { report: { scope, path, state: "error", error: `${path}: "mcpServers" must be an object` }, candidates: [] };
-	}
+	if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return failed(`"mcpServers" must be an object`);
+	const duplicates = duplicateKeys(text);
+	const twice = duplicates.find((duplicate) => duplicate.path.length === 0 && duplicate.key === "mcpServers");
+	if (twice) return failed(`"mcpServers" is given ${twice.lines.length} times (${linesText(twice.lines)}); the file is not used`);
+	const count = Object.keys(servers).length;
+	if (count > MAX_SERVERS) return failed(`${count} servers are defined; a file may define at most ${MAX_SERVERS}`);
 	const source: ServerSource = { kind: scope, path };
-	const candidates = Object.entries(servers).map(([name, raw], index): Candidate => {
+	const repeated = duplicateErrors(duplicates);
+	const candidates = Object.entries(servers).map(([name, raw]): Candidate => {
 		if (!SERVER_NAME.test(name)) {
 			return { kind: "invalid", name, source, error: "server names may use letters, digits, - and _ only (at most 64)" };
 		}
-		if (index >= MAX_SERVERS) return { kind: "invalid", name, source, error: `more than ${MAX_SERVERS} servers in this file` };
+		const duplicate = repeated.get(name);
+		if (duplicate !== undefined) return { kind: "invalid", name, source, error: duplicate };
 		const shape = parseEntry(raw, scope === "project");
 		if (shape.kind === "invalid") return { kind: "invalid", name, source, error: shape.error };
 		if (shape.kind === "override") return { kind: "override", name, source, ...shape.override };
@@ -176,77 +185,8 @@ function parseJson(text: string): { value: unknown } | undefined {
 	}
 }
 
-const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
-type Expander = Readonly<{ expand(value: string, field: string): string; secrets: () => readonly string[] }>;
-
-class ResolveError extends Error {}
-
-/** `${VAR}` expansion that fails closed on a missing variable and refuses shell-evaluated values. */
-function expander(env: LoadOptions["env"]): Expander {
-	const used: string[] = [];
-	return {
-		expand(value, field) {
-			return value.replace(VARIABLE, (_match, variable: string) => {
-				const found = env[variable];
-				if (found === undefined) throw new ResolveError(`environment variable ${variable} is not set (used in "${field}")`);
-				used.push(found);
-				return found;
-			});
-		},
-		secrets: () => used,
-	};
-}
-
-function refuseShell(value: string, field: string): void {
-	if (value.startsWith("!")) {
-		throw new ResolveError(
-			`field "${field}" starts with "!" (a shell command): pi-mcp never runs commands to obtain values; use \${VAR} with a variable set in the environment instead`,
-		);
-	}
-}
-
 function expandHome(value: string, home: string): string {
 	return value === "~" ? home : value.startsWith("~/") ? join(home, value.slice(2)) : value;
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-	return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
-}
-
-/** `https:` anywhere, `http:` only to loopback; never credentials in the URL. */
-export function checkUrl(value: string, field: string): URL {
-	const url = URL.canParse(value) ? new URL(value) : undefined;
-	if (!url) throw new ResolveError(`field "${field}" is not a valid URL`);
-	if (url.username !== "" || url.password !== "") {
-		throw new ResolveError(`field "${field}" must not contain credentials (user:password@); use headers or auth instead`);
-	}
-	if (url.protocol === "https:") return url;
-	if (url.protocol === "http:") {
-		if (isLoopbackHost(url.hostname)) return url;
-		throw new ResolveError(
-			`field "${field}" uses http: to a non-loopback host; use https: (http: is allowed only for 127.0.0.1, [::1] and localhost)`,
-		);
-	}
-	throw new ResolveError(`field "${field}" must be an https: URL (or http: to loopback)`);
-}
-
-function resolveOAuth(oauth: OAuthSettings | undefined): OAuthSettings | undefined {
-	if (!oauth) return undefined;
-	if (oauth.issuer !== undefined) checkUrl(oauth.issuer, "oauth.issuer");
-	if (oauth.clientMetadataUrl !== undefined) {
-		const url = checkUrl(oauth.clientMetadataUrl, "oauth.clientMetadataUrl");
-		if (url.protocol !== "https:" || url.pathname === "/") {
-			throw new ResolveError('field "oauth.clientMetadataUrl" must be an https: URL with a path (a client ID metadata document)');
-		}
-	}
-	if (oauth.redirectUri !== undefined) {
-		const url = checkUrl(oauth.redirectUri, "oauth.redirectUri");
-		if (url.protocol !== "http:" || !isLoopbackHost(url.hostname)) {
-			throw new ResolveError('field "oauth.redirectUri" must be an http: loopback URL (e.g. http://127.0.0.1:8976/callback)');
-		}
-	}
-	return oauth;
 }
 
 function mapValues(values: Readonly<Record<string, string>>, fn: (value: string, key: string) => string): Record<string, string> {
@@ -257,18 +197,20 @@ function mapValues(values: Readonly<Record<string, string>>, fn: (value: string,
 function resolveServer(name: string, source: ServerSource, raw: RawServer, options: LoadOptions): ServerConfig {
 	const home = options.home ?? homedir();
 	const vars = expander(options.env);
-	const env = mapValues(raw.env, (value, key) => {
-		refuseShell(value, `env.${key}`);
-		return vars.expand(value, `env.${key}`);
-	});
-	const headers = mapValues(raw.headers, (value, key) => {
-		refuseShell(value, `headers.${key}`);
-		return vars.expand(value, `headers.${key}`);
-	});
-	const args = raw.args.map((arg, index) => expandHome(vars.expand(arg, `args[${index}]`), home));
-	const url = raw.url === undefined ? undefined : checkUrl(vars.expand(raw.url, "url"), "url").href;
-	const cwd = raw.cwd === undefined ? undefined : resolve(options.cwd, expandHome(raw.cwd, home));
-	const command = raw.command === undefined ? undefined : expandHome(raw.command, home);
+	/** A string field as given: no `!` command (where Pi would run one), no NUL byte, `${VAR}` expanded. */
+	const value = (text: string, field: string, shell = true): string => {
+		if (shell) refuseShell(text, field);
+		refuseNul(text, field);
+		return vars.expand(text, field);
+	};
+	refuseNulNames(raw.env, "env");
+	refuseNulNames(raw.headers, "headers");
+	const command = raw.command === undefined ? undefined : expandHome(value(raw.command, "command"), home);
+	const args = raw.args.map((arg, index) => expandHome(value(arg, `args[${index}]`, false), home));
+	const env = mapValues(raw.env, (text, key) => value(text, `env.${key}`));
+	const cwd = raw.cwd === undefined ? undefined : resolve(options.cwd, expandHome(value(raw.cwd, "cwd"), home));
+	const url = raw.url === undefined ? undefined : checkUrl(value(raw.url, "url", false), "url").href;
+	const headers = mapValues(raw.headers, (text, key) => value(text, `headers.${key}`));
 	return {
 		...raw,
 		name,
@@ -326,9 +268,14 @@ function merge(user: Candidate | undefined, project: Candidate): Candidate {
 	return user;
 }
 
+/** Registered servers; like a file, extensions together may add at most `MAX_SERVERS`. */
 function extensionCandidates(servers: readonly ExtensionServer[]): Candidate[] {
-	return servers.map((server): Candidate => {
+	return servers.map((server, index): Candidate => {
 		const source: ServerSource = { kind: "extension", path: server.extensionPath };
+		if (index >= MAX_SERVERS) {
+			const error = `more than ${MAX_SERVERS} servers are registered by extensions; this one is ignored`;
+			return { kind: "invalid", name: server.name, source, error };
+		}
 		const shape = parseEntry(server.config, false);
 		if (!SERVER_NAME.test(server.name)) {
 			return { kind: "invalid", name: server.name, source, error: "server names may use letters, digits, - and _ only" };
@@ -363,7 +310,8 @@ export async function loadConfig(options: LoadOptions): Promise<ConfigSnapshot> 
 			};
 
 	const extension = new Map(extensionCandidates(options.extensionServers ?? []).map((candidate) => [candidate.name, candidate]));
-	// File entries come first (they count first against the limit) and win over extension entries.
+	// File entries come first and win over extension entries. Each source is bounded on its own
+	// (64 servers), so a crowded user file never pushes out the project's servers.
 	const byName = new Map<string, Candidate>();
 	for (const candidate of user.candidates) byName.set(candidate.name, candidate);
 	for (const candidate of project.candidates) {
@@ -371,20 +319,27 @@ export async function loadConfig(options: LoadOptions): Promise<ConfigSnapshot> 
 	}
 	for (const [name, candidate] of extension) if (!byName.has(name)) byName.set(name, candidate);
 
-	const servers = [...byName.values()].map((candidate, index) =>
-		index < MAX_SERVERS
-			? toEntry(candidate, options)
-			: {
-					name: candidate.name,
-					source: candidate.source,
-					enabled: false,
-					error: entryError(
-						candidate.name,
-						candidate.source,
-						`more than ${MAX_SERVERS} servers are configured; this one is ignored`,
-					),
-					ignoredKeys: [],
-				},
-	);
+	const servers = [...byName.values()].map((candidate) => toEntry(candidate, options));
 	return { servers, files: [user.report, project.report] };
+}
+
+/** `path: problem` for each file that exists but could not be used. */
+export function fileProblems(snapshot: ConfigSnapshot): readonly string[] {
+	return snapshot.files.flatMap((file) => (file.state === "error" && file.error ? [file.error] : []));
+}
+
+/**
+ * The message for a server name no source defines, or undefined when one does. It says when a file
+ * could not be read: the server may be in it.
+ */
+export function unknownServer(snapshot: ConfigSnapshot, name: string): string | undefined {
+	if (snapshot.servers.some((entry) => entry.name === name)) return undefined;
+	const names = snapshot.servers.map((entry) => escapeName(entry.name));
+	const configured = names.length > 0 ? names.join(", ") : "none (add servers to mcp.json)";
+	const problems = fileProblems(snapshot);
+	const message = `unknown MCP server "${escapeName(name)}"; configured: ${configured}`;
+	if (problems.length === 0) return message;
+	const files =
+		problems.length === 1 ? "A configuration file could not be read, so its" : "Configuration files could not be read, so their";
+	return `${message}. ${files} servers are missing: ${problems.join("; ")}`;
 }

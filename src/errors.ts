@@ -33,3 +33,8 @@ export class CallFailed extends Error {
 		this.reason = reason;
 	}
 }
+
+/** The message of an error, or the thrown value as text. */
+export function errorText(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}

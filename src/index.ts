@@ -7,12 +7,12 @@ import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { Result, Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
-import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig } from "./config.ts";
-import { createOverflowStore, type OverflowStore, sanitize } from "./output.ts";
+import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig, unknownServer } from "./config.ts";
+import { createOverflowStore, escapeName, type OverflowStore } from "./output.ts";
 import { type McpArgs, renderCall, renderResult } from "./render.ts";
 import type { Runtime } from "./runtime.ts";
 import type { SecretStore } from "./store.ts";
-import { DESCRIPTION, type Params, PROMPT_SNIPPET, parameters } from "./tool.ts";
+import { DESCRIPTION, type Params, PROMPT_SNIPPET, parameters, streamedServer } from "./tool.ts";
 
 export const VERSION = "0.1.0";
 
@@ -38,14 +38,18 @@ type Modules = Readonly<{
 	actions: typeof import("./actions.ts");
 	runtime: typeof import("./runtime.ts");
 	errors: typeof import("./errors.ts");
+	sdk: typeof import("./sdk.ts");
 }>;
 
 const modules: { promise?: Promise<Modules> } = {};
 
 function loadModules(): Promise<Modules> {
-	modules.promise ??= Promise.all([import("./actions.ts"), import("./runtime.ts"), import("./errors.ts")]).then(
-		([actions, runtime, errors]) => ({ actions, runtime, errors }),
-	);
+	modules.promise ??= Promise.all([
+		import("./actions.ts"),
+		import("./runtime.ts"),
+		import("./errors.ts"),
+		import("./sdk.ts"),
+	]).then(([actions, runtime, errors, sdk]) => ({ actions, runtime, errors, sdk }));
 	return modules.promise;
 }
 
@@ -87,7 +91,7 @@ function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void>
 }
 
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
-	const holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext } = {};
+	const holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext; startedFor?: string } = {};
 	const env = () => options.env ?? process.env;
 
 	async function readConfig(ctx: ExtensionContext, extensionServers: readonly ExtensionServer[]): Promise<ConfigSnapshot> {
@@ -127,6 +131,14 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		return { session: { config: open.config, runtime: open.runtime, overflow: open.overflow, ...open.owned }, mods };
 	}
 
+	/** Starts a server's shared setup while the model still writes the call that names it (see `message_update`). */
+	async function startEarly(name: string, tools: boolean): Promise<void> {
+		await holder.loading?.catch(() => undefined);
+		const entry = holder.session?.config.servers.find((server) => server.name === name);
+		if (!entry?.enabled || !entry.config) return;
+		(await live()).session.runtime.start(name, { tools });
+	}
+
 	/** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
 	function signedIn(server: string, message: string, ok: boolean): void {
 		const ctx = holder.ctx;
@@ -157,11 +169,6 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				// Shared by every Pi process using the same keyring records: one refresh at a time per record.
 				lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
 				notify: signedIn,
-				// Through the runtime's loader, so the SDK's console output is contained before it can print.
-				loadSdk: () =>
-					loadModules()
-						.then((mods) => mods.runtime.loadSdk())
-						.then(() => import("@modelcontextprotocol/client")),
 			});
 			return { auth, dispose: () => login.dispose() };
 		});
@@ -245,14 +252,23 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		getArgumentCompletions: (prefix) => {
 			const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
 			if (rest.length > 0) return null;
+			// Pi's editor submits on Enter only from the command-name menu; in an argument menu Enter just
+			// applies the completion. So a complete command (a subcommand, or one with a known server)
+			// gets no menu, and Enter runs it at once.
 			if (server === undefined) {
+				if (SUBCOMMANDS.includes(action)) return null;
 				const items = SUBCOMMANDS.filter((item) => item.startsWith(action)).map((item) => ({ value: `${item} `, label: item }));
 				return items.length > 0 ? items : null;
 			}
 			if (!SUBCOMMANDS.includes(action) || action === "status") return null;
+			if (serverStates().some((status) => status.name === server)) return null;
 			const items = serverStates()
 				.filter((status) => status.name.startsWith(server))
-				.map((status) => ({ value: `${action} ${status.name}`, label: status.name, description: status.state }));
+				.map((status) => ({
+					value: `${action} ${escapeName(status.name)}`,
+					label: escapeName(status.name),
+					description: status.state,
+				}));
 			return items.length > 0 ? items : null;
 		},
 		handler: async (args, ctx) => {
@@ -271,12 +287,13 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				return report(ctx, USAGE, "warning");
 			}
 			if (!opened || !session) return report(ctx, "pi-mcp: no session yet.", "warning");
-			const { toolLine, statusLine } = opened.mods.actions;
+			const unknown = unknownServer(session.config, name);
+			if (unknown !== undefined) return report(ctx, unknown, "error");
+			const { statusLine } = opened.mods.actions;
 			try {
 				if (action === "tools") {
 					const tools = await session.runtime.tools(name, ctx.signal);
-					const body = tools.length > 0 ? tools.map((tool) => `  ${toolLine(tool)}`).join("\n") : "  (no tools)";
-					return report(ctx, sanitize(`${name}: ${tools.length} tool${tools.length === 1 ? "" : "s"}\n${body}`, []));
+					return report(ctx, await opened.mods.actions.userToolList(session, name, tools));
 				}
 				if (action === "login" || action === "logout") {
 					const config = oauthConfig(session, name);
@@ -354,18 +371,26 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	});
 
 	// While the model is still writing an `mcp` call, load what the call will need: the modules behind
-	// the tool and the MCP SDK (100–150 ms inside Pi). A real model streams the call's arguments for
-	// longer than that, so the first call no longer waits for the load. Nothing loads unless the model
-	// calls the tool (start-up stays lean) and nothing connects here (the call decides what to start).
+	// the tool and the MCP SDK (100–150 ms inside Pi), and, once the streamed arguments name an action
+	// that connects and an enabled server, that server's shared setup (the call joins it). A real model
+	// streams the rest of the call for longer than a local server takes to start. Nothing loads unless
+	// the model calls the tool (start-up stays lean), and nothing else connects early.
 	pi.on("message_update", (event) => {
 		const update = event.assistantMessageEvent;
-		if (update.type !== "toolcall_start") return;
-		const block = update.partial.content[update.contentIndex];
+		if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return;
+		const block = update.type === "toolcall_end" ? update.toolCall : update.partial.content[update.contentIndex];
 		if (block?.type !== "toolCall" || block.name !== "mcp") return;
 		if (!holder.session?.config.servers.some((entry) => entry.enabled && entry.config)) return;
-		loadModules()
-			.then((mods) => mods.runtime.loadSdk())
-			.catch(() => undefined); // The call itself reports a failed load.
+		if (update.type === "toolcall_start") {
+			loadModules()
+				.then((mods) => mods.sdk.loadSdk())
+				.catch(() => undefined); // The call itself reports a failed load.
+			return;
+		}
+		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, update.type === "toolcall_end");
+		if (!named) return;
+		holder.startedFor = block.id;
+		startEarly(named.server, named.action === "call" || named.action === "describe").catch(() => undefined);
 	});
 
 	pi.on("session_shutdown", async () => {

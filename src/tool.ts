@@ -19,13 +19,16 @@ export const ACTIONS = [
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
+/** Most items one page of a listing (`tools`, `resources`, `templates`, `prompts`) may ask for. */
+export const MAX_LIMIT = 200;
+
 export const parameters = Type.Object({
 	action: Type.Unsafe<Action>({ type: "string", enum: [...ACTIONS] }),
 	server: Type.Optional(Type.String()),
 	tool: Type.Optional(Type.String()),
 	args: Type.Optional(Type.Unsafe<unknown>({ description: "tool or prompt arguments (object)" })),
 	query: Type.Optional(Type.String()),
-	limit: Type.Optional(Type.Integer({ minimum: 1 })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT })),
 	cursor: Type.Optional(Type.String()),
 	uri: Type.Optional(Type.String()),
 	prompt: Type.Optional(Type.String()),
@@ -52,3 +55,22 @@ export const DESCRIPTION =
 
 /** The tool's line in the system prompt's tool list (Pi prefixes the tool name). */
 export const PROMPT_SNIPPET = "tools of MCP servers (status, tools, describe, call)";
+
+/**
+ * The server a partly written `mcp` call will connect to, once that is certain: its action needs a
+ * connection (every action but `status`) and names a server, and both values are complete, either
+ * because another argument follows them or because the call is complete. `args` are the partial
+ * arguments Pi hands extensions while the model streams (pi-ai's streaming JSON parser: an
+ * unterminated string shows the characters read so far, members keep the order they were written in).
+ */
+export function streamedServer(args: unknown, complete: boolean): Readonly<{ server: string; action: Action }> | undefined {
+	if (typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
+	const record = args as Record<string, unknown>;
+	const { action, server } = record;
+	if (typeof action !== "string" || typeof server !== "string" || server === "") return undefined;
+	if (action === "status" || !(ACTIONS as readonly string[]).includes(action)) return undefined;
+	const keys = Object.keys(record);
+	const last = keys[keys.length - 1];
+	if (!complete && (last === "action" || last === "server")) return undefined;
+	return { server, action: action as Action };
+}

@@ -32,9 +32,13 @@ const FIGURE_LINES = [
 	/^7 discovery held-out top-3: \d\.\d\d of \d+ queries .+ \(baselines top-3: Pi 1\.6 Bm25Ranker \d\.\d\d, pi-mcp-adapter \d\.\d\d, .+\) · target /m,
 	/^7 discovery tuning top-3: .+ · target /m,
 	/^7 discovery query on a \d+-tool server: .+ ms median.+ · target /m,
+	/^8 first-call wait legacy: cold .+, warm .+ \(peers cold \/ warm: .+\) · target /m,
+	/^8 first-call wait auto: cold .+, warm .+ \(peers cold \/ warm: .+\) · target /m,
+	/^9 launch to first result, 1 server: pi-mcp .+ \(peers: .+\) · target /m,
+	/^9 launch to first result, \d+ servers: pi-mcp .+ \(peers: .+\) · target /m,
 ];
 
-test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 120_000 }, async () => {
+test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 300_000 }, async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-bench-smoke-"));
 	const results = join(dir, "RESULTS.md");
 	try {

@@ -5,120 +5,23 @@
  * Every test works in its own temporary agentDir, cwd and home, and removes them afterwards.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { loadConfig, MAX_FILE_BYTES, MAX_SERVERS } from "../src/config.ts";
 import {
-	type ConfigSnapshot,
-	type ExtensionServer,
-	loadConfig,
-	MAX_FILE_BYTES,
-	MAX_SERVERS,
-	type ServerConfig,
-	type ServerEntry,
-} from "../src/config.ts";
-
-type Dirs = Readonly<{ agentDir: string; cwd: string; home: string; userPath: string; projectPath: string }>;
-
-async function withDirs(fn: (dirs: Dirs) => Promise<void>): Promise<void> {
-	const agentDir = await mkdtemp(join(tmpdir(), "pi-mcp-agent-"));
-	const cwd = await mkdtemp(join(tmpdir(), "pi-mcp-cwd-"));
-	const home = await mkdtemp(join(tmpdir(), "pi-mcp-home-"));
-	try {
-		await fn({ agentDir, cwd, home, userPath: join(agentDir, "mcp.json"), projectPath: join(cwd, ".pi", "mcp.json") });
-	} finally {
-		await Promise.all([agentDir, cwd, home].map((dir) => rm(dir, { recursive: true, force: true })));
-	}
-}
-
-async function writeText(path: string, text: string): Promise<void> {
-	await mkdir(join(path, ".."), { recursive: true });
-	await writeFile(path, text, "utf8");
-}
-
-function writeUser(dirs: Dirs, servers: Record<string, unknown>): Promise<void> {
-	return writeText(dirs.userPath, JSON.stringify({ mcpServers: servers }, null, 2));
-}
-
-function writeProject(dirs: Dirs, servers: Record<string, unknown>): Promise<void> {
-	return writeText(dirs.projectPath, JSON.stringify({ mcpServers: servers }, null, 2));
-}
-
-type LoadExtra = Readonly<{
-	trusted?: boolean;
-	env?: Record<string, string | undefined>;
-	extensionServers?: readonly ExtensionServer[];
-}>;
-
-function load(dirs: Dirs, extra: LoadExtra = {}): Promise<ConfigSnapshot> {
-	return loadConfig({
-		agentDir: dirs.agentDir,
-		cwd: dirs.cwd,
-		home: dirs.home,
-		trusted: extra.trusted ?? true,
-		env: extra.env ?? {},
-		extensionServers: extra.extensionServers,
-	});
-}
-
-function entryOf(snapshot: ConfigSnapshot, name: string): ServerEntry {
-	const entry = snapshot.servers.find((server) => server.name === name);
-	assert.ok(entry, `expected an entry named "${name}"; got ${snapshot.servers.map((server) => server.name).join(", ")}`);
-	return entry;
-}
-
-function usable(snapshot: ConfigSnapshot, name: string): ServerConfig {
-	const entry = entryOf(snapshot, name);
-	assert.equal(entry.error, undefined, `server "${name}" should be usable`);
-	assert.ok(entry.config, `server "${name}" should have a config`);
-	return entry.config;
-}
-
-function broken(snapshot: ConfigSnapshot, name: string, expected: string): ServerEntry {
-	const entry = entryOf(snapshot, name);
-	assert.equal(entry.config, undefined, `server "${name}" must not have a config`);
-	assert.equal(entry.error, expected);
-	return entry;
-}
-
-const GOOD = { command: "good-server", args: ["--stdio"] };
-
-/** Writes `{ bad, good }` to the user file (or project file), loads, and checks the exact error and that `good` works. */
-async function expectBad(
-	bad: unknown,
-	message: string,
-	options: LoadExtra & { scope?: "user" | "project" } = {},
-): Promise<ServerEntry> {
-	const state: { entry?: ServerEntry } = {};
-	await withDirs(async (dirs) => {
-		const scope = options.scope ?? "user";
-		const servers = { bad, good: GOOD };
-		if (scope === "user") await writeUser(dirs, servers);
-		else await writeProject(dirs, servers);
-		const snapshot = await load(dirs, options);
-		const path = scope === "user" ? dirs.userPath : dirs.projectPath;
-		state.entry = broken(snapshot, "bad", `server "bad" (${path}): ${message}`);
-		const good = usable(snapshot, "good");
-		assert.equal(good.command, "good-server");
-		assert.deepEqual(good.args, ["--stdio"]);
-	});
-	assert.ok(state.entry);
-	return state.entry;
-}
-
-/** Writes `{ ok, good }` to the user file and returns the config of `ok`, checking that `good` works too. */
-async function expectOk(raw: unknown, options: LoadExtra = {}): Promise<ServerConfig> {
-	const state: { config?: ServerConfig } = {};
-	await withDirs(async (dirs) => {
-		await writeUser(dirs, { ok: raw, good: GOOD });
-		const snapshot = await load(dirs, options);
-		state.config = usable(snapshot, "ok");
-		usable(snapshot, "good");
-	});
-	assert.ok(state.config);
-	return state.config;
-}
+	broken,
+	entryOf,
+	expectBad,
+	expectOk,
+	GOOD,
+	load,
+	usable,
+	withDirs,
+	writeProject,
+	writeText,
+	writeUser,
+} from "./helpers/config.ts";
 
 describe("sources and precedence", () => {
 	it("reads the user file and reports both files", async () => {
@@ -707,29 +610,23 @@ describe("paths", () => {
 });
 
 describe("limits", () => {
-	it("a file with 65 servers: the 65th gets an error, the first 64 work", async () => {
+	// Files: tests/config-files.test.ts ("at most 64 servers per file").
+	it("more than 64 servers registered by extensions: the extra ones are ignored with an error; file servers are unaffected", async () => {
 		await withDirs(async (dirs) => {
-			const servers = Object.fromEntries(Array.from({ length: MAX_SERVERS + 1 }, (_, i) => [`s${i}`, { command: `cmd${i}` }]));
-			await writeUser(dirs, servers);
-			const snapshot = await load(dirs);
-			assert.equal(MAX_SERVERS, 64);
-			assert.equal(snapshot.servers.length, 65);
-			for (let i = 0; i < MAX_SERVERS; i++) assert.equal(usable(snapshot, `s${i}`).command, `cmd${i}`);
-			// The whole-configuration cap (64 across all sources) is applied before the per-file one, so a
-			// single oversized file reports the global message; either way the 65th entry is not usable.
-			broken(snapshot, "s64", `server "s64" (${dirs.userPath}): more than 64 servers are configured; this one is ignored`);
-		});
-	});
-
-	it("more than 64 servers across files: the extra one is ignored with an error", async () => {
-		await withDirs(async (dirs) => {
-			const servers = Object.fromEntries(Array.from({ length: MAX_SERVERS }, (_, i) => [`u${i}`, { command: "u" }]));
-			await writeUser(dirs, servers);
-			await writeProject(dirs, { extra: { command: "p" } });
-			const snapshot = await load(dirs);
-			usable(snapshot, "u0");
-			usable(snapshot, "u63");
-			broken(snapshot, "extra", `server "extra" (${dirs.projectPath}): more than 64 servers are configured; this one is ignored`);
+			await writeUser(dirs, { good: GOOD });
+			const extensionServers = Array.from({ length: MAX_SERVERS + 1 }, (_, i) => ({
+				name: `e${i}`,
+				config: { command: "e" },
+				extensionPath: "/ext/many.ts",
+			}));
+			const snapshot = await load(dirs, { extensionServers });
+			usable(snapshot, "good");
+			usable(snapshot, "e63");
+			broken(
+				snapshot,
+				"e64",
+				'server "e64" (registered by extension /ext/many.ts): more than 64 servers are registered by extensions; this one is ignored',
+			);
 		});
 	});
 

@@ -149,6 +149,50 @@ describe("the mcp tool in a real Pi", () => {
 	});
 });
 
+describe("a configuration file that cannot be read, in a real Pi", () => {
+	test("the model's status and an unknown server name the file and why; so does /mcp login <unknown>", async () => {
+		const { sandbox, log } = await loggedSandbox();
+		const userPath = join(sandbox.agentDir, "mcp.json");
+		await writeFile(userPath, '{\n  "mcpServers": {\n    "gh": { "command": "x" } "b": {}\n  }\n}\n');
+		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
+		await writeFile(join(sandbox.cwd, ".pi", "mcp.json"), JSON.stringify({ mcpServers: { fx: fixture(log) } }));
+		const why = `${userPath}: invalid JSON at line 3, column 30: comma expected`;
+		const rpc = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION],
+			args: ["--approve"],
+			script: [
+				{ tool: "mcp", args: { action: "status" } },
+				{ tool: "mcp", args: { action: "call", server: "gh", tool: "x", args: {} } },
+				{ text: "done" },
+			],
+		});
+		try {
+			const run = await rpc.prompt("status and a call");
+			const [status, call] = toolResults(run.events);
+			assert.equal(
+				status?.text,
+				`MCP servers:\nfx: idle · stdio — Fixture server for the tests\nConfiguration files that could not be read (their servers are missing):\n  ${why}`,
+			);
+			assert.equal(call?.isError, true);
+			assert.equal(
+				call?.text,
+				`unknown MCP server "gh"; configured: fx. A configuration file could not be read, so its servers are missing: ${why}`,
+			);
+			for (const command of ["/mcp login gh", "/mcp tools gh"]) {
+				const answer = await rpc.prompt(command);
+				const text = answer.uiRequests.map((request) => String(request.message ?? "")).join("\n");
+				assert.match(text, /^unknown MCP server "gh"; configured: fx\. A configuration file could not be read/, command);
+				assert.ok(text.endsWith(why), text);
+			}
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0);
+		}
+		assert.deepEqual(readWire(log), [], "nothing was started");
+	});
+});
+
 describe("output in a real Pi", () => {
 	test("a 5 MiB result reaches the model as ≤ 50 KiB plus an overflow path, gone after exit; progress streams as updates", async () => {
 		const { sandbox, log } = await loggedSandbox();

@@ -951,7 +951,7 @@ describe("terminal escape corpus", () => {
 		assert.equal(stripTerminal("keep\x1b]8;;https://evil.example/ never closed"), "keep");
 		assert.equal(stripTerminal("keep\x1bP unterminated dcs"), "keep");
 		for (const opener of ["\x1b]", "\x1bP", "\x1bX", "\x1b^", "\x1b_"]) {
-			assert.equal(stripTerminal(`keep${opener}0;body\nwith a newline\tand a tab`), "keep", JSON.stringify(opener));
+			assert.equal(stripTerminal(`keep${opener}0;body\twith a tab`), "keep", JSON.stringify(opener));
 		}
 		// A doubled ESC (tmux passthrough) is part of the body, so it runs to the end too.
 		assert.equal(stripTerminal("keep\x1bPtmux;\x1b\x1b]0;x never closed"), "keep");
@@ -1141,5 +1141,87 @@ describe("remote bodies", () => {
 		);
 		assert.equal(text, "Registration rejected (HTTP 404): [HTML page omitted] done");
 		assert.equal(sanitize("a <b>tag</b> in prose stays"), "a <b>tag</b> in prose stays");
+	});
+});
+
+// ---------------------------------------------------------------------------------------------
+// Unterminated string sequences (issue #13, item 1)
+
+describe("an unterminated string sequence removes at most the rest of its own line", () => {
+	const OPENERS_7 = ["\x1b]", "\x1bP", "\x1bX", "\x1b^", "\x1b_"];
+	const OPENERS_8 = ["\x90", "\x98", "\x9d", "\x9e", "\x9f"];
+
+	test("stripTerminal: the next lines survive for every opener, 7-bit and 8-bit", () => {
+		// A 7-bit opener takes the rest of its line; an unterminated 8-bit opener goes alone (its body stays).
+		const cases = [...OPENERS_7.map((opener) => [opener, ""]), ...OPENERS_8.map((opener) => [opener, "0;t"])];
+		for (const [opener = "", body = ""] of cases) {
+			const what = JSON.stringify(opener);
+			assert.equal(stripTerminal(`keep${opener}0;t\nTAILMARK\nlast`), `keep${body}\nTAILMARK\nlast`, what);
+			// CRLF is a line end too (it becomes \n first).
+			assert.equal(stripTerminal(`keep${opener}0;t\r\nTAILMARK`), `keep${body}\nTAILMARK`, `${what} CRLF`);
+			// A terminator on a later line does not reach back: the line end closes the sequence first.
+			assert.equal(stripTerminal(`a${opener}0;t\nTAIL\x07MARK`), `a${body}\nTAILMARK`, `${what} later BEL`);
+			assert.equal(stripTerminal(`a${opener}0;t\nTAIL\x1b\\MARK`), `a${body}\nTAILMARK`, `${what} later ST`);
+		}
+		// A tmux passthrough cut short ends at its line too.
+		assert.equal(stripTerminal("a\x1bPtmux;\x1b\x1b]0;x\nTAILMARK"), "a\nTAILMARK");
+		// Terminated sequences on one line are unchanged, text around them kept.
+		assert.equal(stripTerminal("a\x1b]0;t\x07b\nc"), "ab\nc");
+	});
+
+	test("present(): a result whose last line is cut inside an OSC keeps the lines after it, inline and in the file", async () => {
+		const { store } = await newStore();
+		const head = numberedLines(1000);
+		const text = `${head}last line cut \x1b]8\nTAILMARK\n`;
+		const expected = `${head}last line cut \nTAILMARK\n`;
+		const small = await present(textParts(`x \x1b]8\nTAILMARK`), store, "cut-small");
+		assert.equal(small.text, "x \nTAILMARK");
+		const presented = await present(textParts(text), store, "cut-osc");
+		assert.ok(presented.info.truncated, "80 KB of text is truncated");
+		const file = await readFile(presented.info.overflowPath ?? "", "utf8");
+		assert.equal(file, expected, "the overflow file is the full text, byte for byte, less the sequence");
+		assert.equal(presented.info.truncated.totalBytes, Buffer.byteLength(expected));
+		// Two text blocks: the cut one and the next one.
+		const blocks = await present(
+			toolParts([
+				{ type: "text", text: "cut \x1b]8" },
+				{ type: "text", text: "TAILMARK" },
+			]),
+			store,
+			"b",
+		);
+		assert.equal(blocks.text, "cut \nTAILMARK");
+	});
+
+	test("present(): a stray ESC ] early in a 5 MiB text costs only the rest of its line", async (t) => {
+		const { store } = await newStore();
+		const body = numberedLines((5 * MiB) / 80);
+		const text = `first line\nstray \x1b] here, rest of line lost\n${body}TAILMARK\n`;
+		const expected = `first line\nstray \n${body}TAILMARK\n`;
+		const started = performance.now();
+		const presented = await present(textParts(text), store, "stray");
+		t.diagnostic(`5 MiB with a stray ESC ]: present() ${(performance.now() - started).toFixed(0)} ms`);
+		assert.ok(presented.text.startsWith(`first line\nstray \n${body.slice(0, 1000)}`), "inline keeps the lines after it");
+		assertClean(presented.text, "inline");
+		const file = await readFile(presented.info.overflowPath ?? "", "utf8");
+		assert.equal(file.length, expected.length);
+		assert.equal(sha256(file), sha256(expected), "the overflow file is the full text less the sequence");
+		assert.ok(file.endsWith("TAILMARK\n"));
+	});
+
+	test("stripping stays linear on 5 MiB of pathological input (many openers that never close on one line)", (t) => {
+		const count = Math.floor((5 * MiB) / 5);
+		// One opener, then ESC ESC ] x repeated (a doubled ESC belongs to a string body), then a lone ESC
+		// that stops the body: a backtracking scan restarts at every inner opener (quadratic).
+		const text = `a\x1b]${"\x1b\x1b]x".repeat(count)}\x1bZ\nTAIL`;
+		const started = performance.now();
+		const out = stripTerminal(text);
+		t.diagnostic(`5 MiB pathological: stripTerminal ${(performance.now() - started).toFixed(0)} ms`);
+		assert.equal(out, `a${"x".repeat(count)}\nTAIL`);
+		// Many unterminated 8-bit openers, and many 7-bit ones each cut by the next, on one 5 MiB line.
+		const c1 = `${"\x9d0;t".repeat(count)}\nTAIL`;
+		assert.equal(stripTerminal(c1), `${"0;t".repeat(count)}\nTAIL`);
+		const c0 = `${"\x1b]0;t".repeat(count)}\nTAIL`;
+		assert.equal(stripTerminal(c0), `${"0;t".repeat(count - 1)}\nTAIL`);
 	});
 });

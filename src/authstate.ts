@@ -1,0 +1,137 @@
+/**
+ * What the auth modules share in one session: per server (keyed by its keyring account) one
+ * readonly record, replaced whole, with the latest keyring record, the pending link, the refresh in
+ * flight and the client-credentials provider; and every secret seen, for the sanitiser. `auth.ts`,
+ * `signin.ts` and `refresh.ts` each own their fields and re-read the record after every `await`.
+ */
+import type { AuthProvider } from "@modelcontextprotocol/client";
+import type { ServerConfig } from "./config.ts";
+import { AuthRequired } from "./errors.ts";
+import type { LoginService } from "./login.ts";
+import { sanitize } from "./output.ts";
+import type { Sdk } from "./sdk.ts";
+import { type CredentialRecord, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
+
+export type { Sdk } from "./sdk.ts";
+
+export type Reason = "sign-in" | "expired" | "step-up" | "login";
+
+/** A pending authorization link. */
+export type Flow = Readonly<{ state: string; url: string; expiresAt: number; reason: Reason; scope?: string }>;
+
+/** A client-credentials provider and the secret it was made with. */
+export type Machine = Readonly<{ secret: string; provider: AuthProvider }>;
+
+/** One server's auth state in this session. */
+export type ServerAuth = Readonly<{
+	/** Whether `record` was read from the keyring (it is authoritative in this process until re-read). */
+	loaded: boolean;
+	record?: CredentialRecord;
+	flow?: Flow;
+	refreshing?: Promise<void>;
+	machine?: Machine;
+}>;
+
+export type RecordPatch = Partial<Omit<CredentialRecord, "version" | "updatedAt">>;
+
+export type AuthContext = Readonly<{
+	env: Readonly<Record<string, string | undefined>>;
+	store: SecretStore;
+	login: LoginService;
+	now: () => number;
+	clientName: string;
+	notify: (server: string, message: string, ok: boolean) => void;
+	loadSdk: () => Promise<Sdk>;
+	/** The current state of an account (never a copy to keep across an `await`). */
+	get(account: string): ServerAuth;
+	/** Replaces some fields of an account's state (the record is replaced whole). */
+	set(account: string, fields: Partial<ServerAuth>): void;
+	/** Every account with state. */
+	accounts(): readonly string[];
+	forget(account?: string): void;
+	remember(...values: readonly (string | undefined)[]): void;
+	secrets(): readonly string[];
+	/** `text` sanitised with the server's configured secrets and every secret seen. */
+	clean(config: ServerConfig, text: string): string;
+	/** Reads the keyring record (and remembers its secrets). */
+	load(account: string): Promise<CredentialRecord | undefined>;
+	/** Writes the record with `patch` applied; the in-memory copy changes only once it is stored. */
+	update(account: string, patch: RecordPatch): Promise<void>;
+}>;
+
+export function createContext(
+	base: Pick<AuthContext, "env" | "store" | "login" | "now" | "clientName" | "notify" | "loadSdk">,
+): AuthContext {
+	const table = new Map<string, ServerAuth>();
+	const known = new Set<string>();
+	const get = (account: string): ServerAuth => table.get(account) ?? { loaded: false };
+	const set = (account: string, fields: Partial<ServerAuth>) => table.set(account, { ...get(account), ...fields });
+	const remember = (...values: readonly (string | undefined)[]) => {
+		for (const value of values) if (value && value.length >= 4) known.add(value);
+	};
+	const load = async (account: string) => {
+		const record = await readRecord(base.store, account);
+		const tokens = record?.tokens;
+		remember(tokens?.access_token, tokens?.refresh_token, tokens?.id_token, record?.client?.client_secret);
+		set(account, { loaded: true, record });
+		return record;
+	};
+	return {
+		...base,
+		get,
+		set,
+		accounts: () => [...table.keys()],
+		forget: (account) => (account === undefined ? table.clear() : table.delete(account)),
+		remember,
+		secrets: () => [...known],
+		clean: (config, text) => sanitize(text, [...config.secretValues, ...known]),
+		load,
+		async update(account, patch) {
+			const current = get(account).loaded ? get(account).record : await load(account);
+			const next: CredentialRecord = { ...current, ...patch, version: RECORD_VERSION, updatedAt: base.now() };
+			await writeRecord(base.store, account, next);
+			set(account, { record: next });
+		},
+	};
+}
+
+/** Tokens this close to expiry count as expired (at most; see `isStale`). */
+const EXPIRY_SKEW_MS = 30_000;
+
+export const expired = (record: CredentialRecord | undefined, now: number) => isStale(record?.expiresAt, now, record?.issuedAt);
+
+export const usable = (record: CredentialRecord | undefined, now: number) =>
+	record?.tokens?.access_token !== undefined && !expired(record, now);
+
+/** Another process replaced the token the caller saw expire or fail, and the new one is fresh. */
+export const rotated = (record: CredentialRecord | undefined, seen: string | undefined, now: number) =>
+	usable(record, now) && record?.tokens?.access_token !== seen;
+
+export function expiresAtOf(expiresIn: number | undefined, now: number): number | undefined {
+	return expiresIn !== undefined ? now + expiresIn * 1000 : undefined;
+}
+
+/**
+ * Whether a token expiring at `expiresAt` should be replaced now. The margin is 30 s, but at most a
+ * quarter of the token's lifetime when it is known (`issuedAt`): a 10 s token would otherwise count
+ * as expired the moment it arrives, and every request would refresh it again.
+ */
+export function isStale(expiresAt: number | undefined, now: number, issuedAt?: number): boolean {
+	if (expiresAt === undefined) return false;
+	const lifetime = issuedAt === undefined ? Number.POSITIVE_INFINITY : Math.max(0, expiresAt - issuedAt);
+	return now >= expiresAt - Math.min(EXPIRY_SKEW_MS, lifetime / 4);
+}
+
+export function minutes(ms: number): string {
+	if (ms < 60_000) return "less than a minute";
+	const total = Math.round(ms / 60_000);
+	if (total < 120) return `${total} min`;
+	return `${Math.round(total / 60)} h`;
+}
+
+export function missingVariable(config: ServerConfig, field: string, variable: string | undefined): AuthRequired {
+	return new AuthRequired(
+		config.name,
+		`MCP server "${config.name}": ${field} ${variable} is not set; set it in the environment Pi runs in, then run /mcp reconnect ${config.name}.`,
+	);
+}

@@ -1,0 +1,374 @@
+/**
+ * `pi-mcp`, the shell command (package `bin`, started by `bin/pi-mcp.mjs`): list servers, list and
+ * call tools, sign in and out, diagnose a setup. It reads the same files as the extension (the user
+ * file in Pi's agent directory; the project file only with `--approve`) and runs the extension's own
+ * modules: configuration, runtime, actions (same output rules), auth and the keyring.
+ */
+import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import type { Result, Session } from "./actions.ts";
+import { runAction, userStatus } from "./actions.ts";
+import type { Auth } from "./auth.ts";
+import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
+import { AuthRequired } from "./errors.ts";
+import type { LoginService } from "./login.ts";
+import { createOverflowStore, sanitize } from "./output.ts";
+import { createRuntime, type Runtime } from "./runtime.ts";
+import type { Params } from "./tool.ts";
+
+/** Exit codes: scripts branch on these. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, signIn: 3, interrupted: 130 } as const;
+
+export type CliIo = Readonly<{
+	out: (text: string) => void;
+	err: (text: string) => void;
+	stdin: NodeJS.ReadableStream;
+	env: Readonly<Record<string, string | undefined>>;
+	cwd: string;
+}>;
+
+type Flags = Readonly<{ json: boolean; approve: boolean; help: boolean }>;
+
+const COMMON = `Options:
+  --approve   also read the project file (.pi/mcp.json in this directory), as if Pi trusted the project
+  --json      machine-readable output on stdout
+  -h, --help  this help
+Files: <agent dir>/mcp.json (PI_CODING_AGENT_DIR, default ~/.pi/agent) and, with --approve, ./.pi/mcp.json.
+Exit codes: 0 ok, 1 failed, 2 usage or configuration error, 3 sign-in needed (run pi-mcp login <server>).`;
+
+export const HELP: Readonly<Record<string, string>> = {
+	main: `pi-mcp: the MCP servers of pi-mcp from the shell
+
+Usage: pi-mcp <command> [arguments] [options]
+
+Commands:
+  list                           servers with state, source, credentials and the files read
+  tools <server> [query]         a server's tools (connects), optionally searched
+  call <server> <tool> ['<json>'] call a tool with JSON arguments; same output rules as the mcp tool
+  login <server>                 sign in to an OAuth server: prints the link, waits, stores the result in the keyring
+  logout <server>                delete the stored sign-in of a server
+  doctor                         Node, keyring, files, and a connection to every enabled server
+
+Run pi-mcp <command> --help for details.
+${COMMON}`,
+	list: `Usage: pi-mcp list [--approve] [--json]\n\nEvery configured server with its state, source file and credential state, and the files read.\nNothing connects.\n${COMMON}`,
+	tools: `Usage: pi-mcp tools <server> [query] [--approve] [--json]\n\nConnects to <server> and lists its tools with descriptions; with a query, the tools matching it\n(the same search as the mcp tool's "tools" action). --json prints the full definitions (schemas).\n${COMMON}`,
+	call: `Usage: pi-mcp call <server> <tool> ['<json arguments>'] [--approve] [--json]\n\nCalls one tool. Arguments are one JSON object (default {}). Output follows the mcp tool's rules:\nescapes stripped, long text cut with the rest in a private file named in the output.\nProgress goes to stderr. Exit 1 when the tool reports an error.\n${COMMON}`,
+	login: `Usage: pi-mcp login <server> [--approve]\n\nPrints an authorization link for an OAuth server and waits (up to 5 minutes) until the browser\nreturns to the loopback address, or until you paste the address the browser ended on (useful when\nthe browser runs on another machine). The sign-in is stored in the OS keyring.\n${COMMON}`,
+	logout: `Usage: pi-mcp logout <server> [--approve] [--json]\n\nDeletes the stored sign-in of an OAuth server from the OS keyring.\n${COMMON}`,
+	doctor: `Usage: pi-mcp doctor [--approve] [--json]\n\nChecks the Node version, that the OS keyring is reachable, that each file parses, and that each\nenabled server connects within its timeout (era, protocol, tool count, credential state).\nProgress goes to stderr. Exit 1 when something needs fixing.\n${COMMON}`,
+};
+
+/** Where Pi keeps its agent files: `PI_CODING_AGENT_DIR` (with `~`), else `~/.pi/agent`. This is
+ * Pi's `getAgentDir()`, restated because importing Pi's index costs about a second per command. */
+export function agentDirOf(env: Readonly<Record<string, string | undefined>>): string {
+	const dir = env.PI_CODING_AGENT_DIR;
+	if (!dir) return join(homedir(), ".pi", "agent");
+	if (dir === "~") return homedir();
+	return dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir;
+}
+
+function version(): string {
+	const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: string };
+	return pkg.version ?? "0.0.0";
+}
+
+/** What every command works with; `close` stops every server and listener. */
+export type Cli = Readonly<{
+	io: CliIo;
+	flags: Flags;
+	agentDir: string;
+	config: ConfigSnapshot;
+	runtime: Runtime;
+	session: Session;
+	auth: () => Promise<Auth>;
+	/** Messages from completed or failed sign-ins. */
+	onSignIn: (listener: (server: string, message: string, ok: boolean) => void) => void;
+	signal: AbortSignal;
+	close: () => Promise<void>;
+}>;
+
+async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cli> {
+	const agentDir = agentDirOf(io.env);
+	const config = await loadConfig({ agentDir, cwd: io.cwd, trusted: flags.approve, env: io.env });
+	const listeners: ((server: string, message: string, ok: boolean) => void)[] = [];
+	// The auth modules and the keyring binding load only for servers that need credentials.
+	const made: { promise?: Promise<Readonly<{ auth: Auth; login: LoginService }>> } = {};
+	const auth = async (): Promise<Auth> => {
+		made.promise ??= Promise.all([import("./auth.ts"), import("./login.ts"), import("./store.ts")]).then(
+			([{ createAuth }, { createLoginService }, { keyringStore }]) => {
+				const login = createLoginService();
+				const created = createAuth({
+					env: io.env,
+					store: keyringStore(),
+					login,
+					lockDir: join(agentDir, "mcp-locks"),
+					notify: (server, message, ok) => {
+						for (const listener of listeners) listener(server, message, ok);
+					},
+				});
+				return { auth: created, login };
+			},
+		);
+		return (await made.promise).auth;
+	};
+	const lazyAuth: Auth = {
+		prepare: async (server) => (await auth()).prepare(server),
+		stepUp: async (server, error) => (await auth()).stepUp(server, error),
+		login: async (server) => (await auth()).login(server),
+		complete: async (server, url) => (await auth()).complete(server, url),
+		logout: async (server) => (await auth()).logout(server),
+		credentialState: async (server) => (await auth()).credentialState(server),
+		secrets: () => [],
+		dispose: () => undefined,
+	};
+	const runtime = createRuntime({
+		servers: config.servers,
+		env: io.env,
+		clientInfo: { name: "pi-mcp", version: version() },
+		auth: lazyAuth,
+	});
+	const overflow = createOverflowStore();
+	return {
+		io,
+		flags,
+		agentDir,
+		config,
+		runtime,
+		session: { config, runtime, overflow },
+		auth,
+		onSignIn: (listener) => listeners.push(listener),
+		signal,
+		close: async () => {
+			await runtime.dispose();
+			const opened = await made.promise?.catch(() => undefined);
+			opened?.auth.dispose();
+			await opened?.login.dispose();
+			// Overflow files named in the output stay for the user to read; an unused directory never exists.
+		},
+	};
+}
+
+/** Credential state per server with `auth`, read locally (no network). */
+export async function credentialStates(cli: Cli): Promise<ReadonlyMap<string, string>> {
+	const withAuth = cli.config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
+	if (withAuth.length === 0) return new Map();
+	const auth = await cli.auth();
+	const states = await Promise.all(
+		withAuth.map(async (config) => [config.name, await auth.credentialState(config).catch((e: Error) => e.message)] as const),
+	);
+	return new Map(states);
+}
+
+class UsageError extends Error {}
+
+/** The entry of a named server, or a usage error naming the configured ones. */
+function entryOf(cli: Cli, name: string | undefined, command: string) {
+	if (!name) throw new UsageError(`pi-mcp ${command}: name a server\n\n${HELP[command]}`);
+	const entry = cli.config.servers.find((server) => server.name === name);
+	if (!entry) {
+		const names = cli.config.servers.map((server) => server.name).join(", ") || "none";
+		const hint = cli.flags.approve ? "" : " (the project file is read only with --approve)";
+		throw new UsageError(`pi-mcp: unknown MCP server "${name}"; configured: ${names}${hint}`);
+	}
+	if (!entry.config) throw new UsageError(`pi-mcp: ${entry.error ?? `server "${name}" has no usable configuration`}`);
+	return entry;
+}
+
+function oauthConfig(cli: Cli, name: string | undefined, command: string): ServerConfig {
+	const config = entryOf(cli, name, command).config as ServerConfig;
+	if (config.auth !== "oauth") throw new UsageError(`pi-mcp: MCP server "${config.name}" does not use OAuth sign-in`);
+	return config;
+}
+
+/** Text blocks as they are; an image (which a terminal cannot show inline) is saved to a private
+ * overflow file and named. JSON output keeps the blocks as the model would get them. */
+async function printResult(cli: Cli, result: Result, extra: Readonly<Record<string, unknown>>): Promise<number> {
+	if (cli.flags.json) {
+		cli.io.out(`${JSON.stringify({ ...extra, isError: result.isError === true, content: result.content })}\n`);
+		return result.isError ? EXIT.failed : EXIT.ok;
+	}
+	const parts = await Promise.all(
+		result.content.map(async (block, index) => {
+			if (block.type === "text") return block.text;
+			const saved = await cli.session.overflow.save(`image-${index}`, [Buffer.from(block.data, "base64")]);
+			return "path" in saved ? `[${block.mimeType} image saved to ${saved.path}]` : `[${block.mimeType} image: ${saved.refused}]`;
+		}),
+	);
+	cli.io.out(`${parts.join("\n")}\n`);
+	return result.isError ? EXIT.failed : EXIT.ok;
+}
+
+async function list(cli: Cli): Promise<number> {
+	const credentials = await credentialStates(cli);
+	if (cli.flags.json) {
+		const servers = cli.runtime.status().map((status) => ({ ...status, credentials: credentials.get(status.name) }));
+		cli.io.out(`${JSON.stringify({ agentDir: cli.agentDir, servers, files: cli.config.files }, null, 2)}\n`);
+	} else {
+		cli.io.out(`${userStatus(cli.session, credentials)}\n`);
+	}
+	return EXIT.ok;
+}
+
+async function tools(cli: Cli, args: readonly string[]): Promise<number> {
+	const [name, ...words] = args;
+	const server = entryOf(cli, name, "tools").name;
+	const query = words.join(" ") || undefined;
+	const result = await runAction(cli.session, { action: "tools", server, query, limit: 10_000 } as Params, cli.signal, undefined);
+	if (!cli.flags.json) return printResult(cli, result, {});
+	// The definitions of the tools the action listed, in its order (its search decides what matches).
+	const lines = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
+	const all = await cli.runtime.tools(server, cli.signal);
+	const listed = lines.flatMap((line) =>
+		all.filter((tool) => line === tool.name || line.startsWith(`${tool.name}:`)).slice(0, 1),
+	);
+	cli.io.out(`${JSON.stringify({ server, query, tools: listed }, null, 2)}\n`);
+	return EXIT.ok;
+}
+
+async function call(cli: Cli, args: readonly string[]): Promise<number> {
+	const [name, tool, json, ...extra] = args;
+	const server = entryOf(cli, name, "call").name;
+	if (!tool || extra.length > 0) throw new UsageError(`pi-mcp call: give a server, a tool and one JSON argument\n\n${HELP.call}`);
+	try {
+		JSON.parse(json ?? "{}");
+	} catch (error) {
+		throw new UsageError(`pi-mcp call: the arguments are not valid JSON (${(error as Error).message})`);
+	}
+	const params = { action: "call", server, tool, args: json ?? "{}" } as Params;
+	const result = await runAction(cli.session, params, cli.signal, (partial) => {
+		const text = partial.content.find((block) => block.type === "text");
+		if (text?.type === "text") cli.io.err(`${server}/${tool}: ${text.text}\n`);
+	});
+	return printResult(cli, result, { server, tool });
+}
+
+async function login(cli: Cli, args: readonly string[]): Promise<number> {
+	const config = oauthConfig(cli, args[0], "login");
+	const auth = await cli.auth();
+	const outcome = new Promise<boolean>((resolve) => {
+		cli.onSignIn((server, message, ok) => {
+			if (server !== config.name) return;
+			(ok ? cli.io.out : cli.io.err)(`${message}\n`);
+			resolve(ok);
+		});
+		cli.signal.addEventListener("abort", () => resolve(false), { once: true });
+	});
+	const link = await auth.login(config);
+	cli.io.out(`${link.message}\n`);
+	cli.io.err("Waiting for the browser. If it runs on another machine, paste the address it ended on and press Enter.\n");
+	const { FLOW_TTL_MS } = await import("./login.ts");
+	const lines = createInterface({ input: cli.io.stdin, terminal: false });
+	lines.on("line", (line) => {
+		const pasted = line.trim();
+		if (!pasted) return;
+		auth.complete(config, pasted).catch((error: Error) => cli.io.err(`${sanitize(error.message)}\n`));
+	});
+	const timer: { id?: NodeJS.Timeout } = {};
+	const expired = new Promise<boolean>((resolve) => {
+		timer.id = setTimeout(() => {
+			cli.io.err("The sign-in link expired; run pi-mcp login again.\n");
+			resolve(false);
+		}, FLOW_TTL_MS);
+	});
+	try {
+		return (await Promise.race([outcome, expired])) ? EXIT.ok : EXIT.failed;
+	} finally {
+		clearTimeout(timer.id);
+		lines.close();
+	}
+}
+
+async function logout(cli: Cli, args: readonly string[]): Promise<number> {
+	const config = oauthConfig(cli, args[0], "logout");
+	const existed = await (await cli.auth()).logout(config);
+	if (cli.flags.json) cli.io.out(`${JSON.stringify({ server: config.name, deleted: existed })}\n`);
+	else
+		cli.io.out(existed ? `Signed out of MCP server "${config.name}".\n` : `MCP server "${config.name}" had no stored sign-in.\n`);
+	return EXIT.ok;
+}
+
+const COMMANDS: Readonly<Record<string, (cli: Cli, args: readonly string[]) => Promise<number>>> = {
+	list: (cli) => list(cli),
+	tools,
+	call,
+	login,
+	logout,
+	doctor: async (cli) => {
+		const { runDoctor } = await import("./doctor.ts");
+		return (await runDoctor(cli, () => credentialStates(cli))) ? EXIT.ok : EXIT.failed;
+	},
+};
+
+function parse(argv: readonly string[]): Readonly<{ command?: string; args: readonly string[]; flags: Flags }> {
+	const { values, positionals } = parseArgs({
+		args: [...argv],
+		options: { json: { type: "boolean" }, approve: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+		allowPositionals: true,
+		strict: true,
+	});
+	const [command, ...args] = positionals;
+	return { command, args, flags: { json: values.json === true, approve: values.approve === true, help: values.help === true } };
+}
+
+/** Runs one command; resolves to the exit code. Everything started is stopped before it resolves. */
+export async function main(
+	argv: readonly string[],
+	io: CliIo,
+	signal: AbortSignal = new AbortController().signal,
+): Promise<number> {
+	const parsed = (() => {
+		try {
+			return parse(argv);
+		} catch (error) {
+			return (error as Error).message;
+		}
+	})();
+	if (typeof parsed === "string") {
+		io.err(`pi-mcp: ${parsed}\n\n${HELP.main}\n`);
+		return EXIT.usage;
+	}
+	const { command, args, flags } = parsed;
+	if (command === "help") {
+		io.out(`${HELP[args[0] ?? "main"] ?? HELP.main}\n`);
+		return EXIT.ok;
+	}
+	const run = command ? COMMANDS[command] : undefined;
+	if (!command || !run) {
+		if (flags.help || !command) {
+			io.out(`${HELP.main}\n`);
+			return flags.help ? EXIT.ok : EXIT.usage;
+		}
+		io.err(`pi-mcp: unknown command "${command}"\n\n${HELP.main}\n`);
+		return EXIT.usage;
+	}
+	if (flags.help) {
+		io.out(`${HELP[command]}\n`);
+		return EXIT.ok;
+	}
+	const cli = await openCli(io, flags, signal);
+	try {
+		return await run(cli, args);
+	} catch (error) {
+		if (error instanceof UsageError) {
+			io.err(`${error.message}\n`);
+			return EXIT.usage;
+		}
+		if (signal.aborted) {
+			io.err("pi-mcp: interrupted\n");
+			return EXIT.interrupted;
+		}
+		// A link from here would die with this process: point at `pi-mcp login`, which waits for it.
+		const text =
+			error instanceof AuthRequired && "url" in error
+				? `MCP server "${error.server}" needs sign-in: run pi-mcp login ${error.server}`
+				: sanitize((error as Error).message);
+		io.err(`pi-mcp: ${text}\n`);
+		return error instanceof AuthRequired ? EXIT.signIn : EXIT.failed;
+	} finally {
+		await cli.close();
+	}
+}

@@ -1,0 +1,182 @@
+/**
+ * Checks on configuration text and values: where a file is not JSON, which keys it gives twice,
+ * and the value rules applied when an entry is resolved (`${VAR}`, `!` commands, NUL bytes, URLs).
+ * Pure: no file system, no environment except the one passed in.
+ */
+import type { OAuthSettings } from "./schema.ts";
+
+/** A value rule broken while resolving an entry; the message names the field. */
+export class ResolveError extends Error {}
+
+/** 1-based line of a character offset. */
+export function lineOf(text: string, offset: number): number {
+	return text.slice(0, Math.max(0, offset)).split("\n").length;
+}
+
+/** Line and column (1-based) of a character offset. */
+function position(text: string, offset: number): string {
+	const before = text.slice(0, Math.max(0, offset));
+	return `line ${lineOf(text, offset)}, column ${offset - before.lastIndexOf("\n")}`;
+}
+
+/**
+ * Where and why a file is not valid JSON. V8's messages only sometimes carry a position, so the
+ * file is parsed again by jsonc-parser (strict: no comments, no trailing commas), loaded only here.
+ * Comments are refused because Pi's own `mcp.json` reader (`JSON.parse` after removing a BOM)
+ * refuses them: a file pi-mcp accepts must also work with Pi's built-in MCP.
+ */
+export async function jsonErrorMessage(text: string): Promise<string> {
+	const { parse, printParseErrorCode } = await import("jsonc-parser");
+	const errors: import("jsonc-parser").ParseError[] = [];
+	parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+	const first = errors[0];
+	if (!first) return "invalid JSON";
+	const reason =
+		printParseErrorCode(first.error) === "InvalidCommentToken"
+			? "comments are not allowed (mcp.json is strict JSON, as for Pi's own reader)"
+			: printParseErrorCode(first.error)
+					.replace(/([a-z])([A-Z])/g, "$1 $2")
+					.toLowerCase();
+	return `invalid JSON at ${position(text, first.offset)}: ${reason}`;
+}
+
+/** A key given more than once in one object: the object's path, the key and the line of each use. */
+export type Duplicate = Readonly<{ path: readonly string[]; key: string; lines: readonly number[] }>;
+
+type Frame = {
+	readonly object: boolean;
+	readonly path: readonly string[];
+	readonly keys: Map<string, number[]>;
+	key?: string;
+	index: number;
+	expectKey: boolean;
+};
+
+/** Strings and structural characters of JSON; numbers and literals are skipped (never keys). */
+const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g;
+
+/**
+ * Keys given twice in the same object. `JSON.parse` silently keeps the last one, so a reviewer
+ * reading the first definition would not see what runs. Hand-written rather than jsonc-parser's
+ * visitor: the text is already valid JSON (so a token scan is enough), and loading jsonc-parser
+ * costs ~9 ms at every session start.
+ */
+export function duplicateKeys(text: string): readonly Duplicate[] {
+	const found: Duplicate[] = [];
+	const stack: Frame[] = [];
+	const close = () => {
+		const frame = stack.pop();
+		for (const [key, offsets] of frame?.keys ?? []) {
+			if (offsets.length > 1) found.push({ path: frame?.path ?? [], key, lines: offsets.map((offset) => lineOf(text, offset)) });
+		}
+	};
+	for (const match of text.matchAll(TOKEN)) {
+		const token = match[0];
+		const top = stack.at(-1);
+		if (token === "{" || token === "[") {
+			const path = top === undefined ? [] : [...top.path, top.object ? (top.key ?? "") : `[${top.index}]`];
+			stack.push({ object: token === "{", path, keys: new Map(), index: 0, expectKey: token === "{" });
+		} else if (token === "}" || token === "]") {
+			close();
+		} else if (token === ",") {
+			if (top?.object) top.expectKey = true;
+			else if (top) top.index += 1;
+		} else if (top?.object && top.expectKey) {
+			const key = JSON.parse(token) as string;
+			top.keys.set(key, [...(top.keys.get(key) ?? []), match.index]);
+			top.key = key;
+			top.expectKey = false;
+		}
+	}
+	return found;
+}
+
+/** `env.K`, `args[1]`: a path inside an entry as the field names in messages. */
+export function fieldPath(path: readonly string[]): string {
+	return path.reduce((joined, part) => (part.startsWith("[") || joined === "" ? `${joined}${part}` : `${joined}.${part}`), "");
+}
+
+/** `lines 3 and 5`, `lines 2, 4 and 9`. */
+export function linesText(lines: readonly number[]): string {
+	return `lines ${lines.slice(0, -1).join(", ")} and ${lines.at(-1)}`;
+}
+
+const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+export type Expander = Readonly<{ expand(value: string, field: string): string; secrets: () => readonly string[] }>;
+
+/** `${VAR}` expansion that fails closed on a missing variable. */
+export function expander(env: Readonly<Record<string, string | undefined>>): Expander {
+	const used: string[] = [];
+	return {
+		expand(value, field) {
+			return value.replace(VARIABLE, (_match, variable: string) => {
+				const found = env[variable];
+				if (found === undefined) throw new ResolveError(`environment variable ${variable} is not set (used in "${field}")`);
+				used.push(found);
+				return found;
+			});
+		},
+		secrets: () => used,
+	};
+}
+
+/** Pi's built-in MCP runs a `!command` to obtain a value; pi-mcp never runs one, and refuses the value. */
+export function refuseShell(value: string, field: string): void {
+	if (value.startsWith("!")) {
+		throw new ResolveError(
+			`field "${field}" starts with "!" (a shell command): pi-mcp never runs commands to obtain values; use \${VAR} with a variable set in the environment instead`,
+		);
+	}
+}
+
+/** A NUL byte cannot reach a process argument, a path or a header; say so at session start. */
+export function refuseNul(value: string, field: string): void {
+	if (value.includes("\u0000")) throw new ResolveError(`field "${field}" contains a NUL byte`);
+}
+
+/** Checks the names of an object of strings (`env`, `headers`) for NUL bytes. */
+export function refuseNulNames(values: Readonly<Record<string, string>>, field: string): void {
+	if (Object.keys(values).some((key) => key.includes("\u0000"))) {
+		throw new ResolveError(`field "${field}" has a name containing a NUL byte`);
+	}
+}
+
+export function isLoopbackHost(hostname: string): boolean {
+	return hostname === "localhost" || hostname === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+/** `https:` anywhere, `http:` only to loopback; never credentials in the URL. */
+export function checkUrl(value: string, field: string): URL {
+	const url = URL.canParse(value) ? new URL(value) : undefined;
+	if (!url) throw new ResolveError(`field "${field}" is not a valid URL`);
+	if (url.username !== "" || url.password !== "") {
+		throw new ResolveError(`field "${field}" must not contain credentials (user:password@); use headers or auth instead`);
+	}
+	if (url.protocol === "https:") return url;
+	if (url.protocol === "http:") {
+		if (isLoopbackHost(url.hostname)) return url;
+		throw new ResolveError(
+			`field "${field}" uses http: to a non-loopback host; use https: (http: is allowed only for 127.0.0.1, [::1] and localhost)`,
+		);
+	}
+	throw new ResolveError(`field "${field}" must be an https: URL (or http: to loopback)`);
+}
+
+export function resolveOAuth(oauth: OAuthSettings | undefined): OAuthSettings | undefined {
+	if (!oauth) return undefined;
+	if (oauth.issuer !== undefined) checkUrl(oauth.issuer, "oauth.issuer");
+	if (oauth.clientMetadataUrl !== undefined) {
+		const url = checkUrl(oauth.clientMetadataUrl, "oauth.clientMetadataUrl");
+		if (url.protocol !== "https:" || url.pathname === "/") {
+			throw new ResolveError('field "oauth.clientMetadataUrl" must be an https: URL with a path (a client ID metadata document)');
+		}
+	}
+	if (oauth.redirectUri !== undefined) {
+		const url = checkUrl(oauth.redirectUri, "oauth.redirectUri");
+		if (url.protocol !== "http:" || !isLoopbackHost(url.hostname)) {
+			throw new ResolveError('field "oauth.redirectUri" must be an http: loopback URL (e.g. http://127.0.0.1:8976/callback)');
+		}
+	}
+	return oauth;
+}

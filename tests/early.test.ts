@@ -1,0 +1,184 @@
+/**
+ * Connecting while the model writes the call (issue 15): which partial arguments name a server, the
+ * runtime's early start (same shared setup, latched failures, nothing for disabled or unknown servers),
+ * and end to end in the real Pi: the server's own log shows it started before the call's streaming ended,
+ * and a `status` call starts nothing.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { loadConfig } from "../src/config.ts";
+import { createRuntime, type Runtime } from "../src/runtime.ts";
+import { streamedServer } from "../src/tool.ts";
+import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
+import { CRASH, count, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
+
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+	await Promise.all(cleanups.map((cleanup) => cleanup()));
+});
+
+describe("which streamed arguments name a server to start", () => {
+	test("an action that connects and a server, both complete", () => {
+		assert.deepEqual(streamedServer({ action: "call", server: "fx", tool: "" }, false), { server: "fx", action: "call" });
+		assert.deepEqual(streamedServer({ action: "tools", server: "fx" }, true), { server: "fx", action: "tools" });
+		assert.deepEqual(streamedServer({ server: "fx", action: "describe", tool: "e" }, false), {
+			server: "fx",
+			action: "describe",
+		});
+	});
+
+	test("nothing while the server or the action may still grow", () => {
+		// "fx" may be the start of "fx2": only a following argument or the call's end settles it.
+		assert.equal(streamedServer({ action: "call", server: "fx" }, false), undefined);
+		assert.equal(streamedServer({ server: "fx", action: "prompt" }, false), undefined);
+		assert.equal(streamedServer({ action: "call" }, false), undefined);
+		assert.equal(streamedServer({}, false), undefined);
+	});
+
+	test("nothing for status, an unknown action, an empty or non-string server, or non-object arguments", () => {
+		assert.equal(streamedServer({ action: "status", server: "fx" }, true), undefined);
+		assert.equal(streamedServer({ action: "launch", server: "fx" }, true), undefined);
+		assert.equal(streamedServer({ action: "call", server: "" }, true), undefined);
+		assert.equal(streamedServer({ action: "call", server: 3 }, true), undefined);
+		assert.equal(streamedServer("call fx", true), undefined);
+		assert.equal(streamedServer(null, true), undefined);
+		assert.equal(streamedServer(["call", "fx"], true), undefined);
+	});
+});
+
+type Harness = Readonly<{ log: string; runtime: Runtime }>;
+
+async function harness(servers: (log: string) => Record<string, unknown>): Promise<Harness> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-early-"));
+	const log = join(dir, "wire.log");
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers(log) }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
+	const runtime = createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "pi-mcp-test", version: "0" } });
+	cleanups.push(async () => {
+		await runtime.dispose();
+		await rm(dir, { recursive: true, force: true });
+	});
+	return { log, runtime };
+}
+
+const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
+	command: process.execPath,
+	args: [SERVER, "stdio"],
+	env: { FIXTURE_LOG: log },
+	protocolVersion: "legacy",
+	...extra,
+});
+
+describe("the runtime's early start", () => {
+	test("starts the shared setup and the tool listing the call then joins: one process, one tools/list", async () => {
+		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
+		runtime.start("fx", { tools: true });
+		assert.equal(runtime.status()[0]?.state, "connecting");
+		runtime.start("fx", { tools: true });
+		const result = await runtime.call("fx", "echo", { text: "early" });
+		assert.equal((result.content[0] as { text?: string }).text, "[legacy] early");
+		const wire = readWire(log);
+		assert.equal(count(wire, "start"), 1);
+		assert.equal(count(wire, "initialize"), 1);
+		assert.equal(count(wire, "tools/list"), 1);
+	});
+
+	test("a failed early setup latches like a call's, and the call reports it", async () => {
+		const { log, runtime } = await harness((log) => ({
+			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+		}));
+		runtime.start("broken");
+		await assert.rejects(runtime.tools("broken"), (error: Error) => {
+			assert.match(error.message, /MCP server "broken" failed to start: .*\n.*fixture crash: missing API_KEY/s);
+			return true;
+		});
+		assert.equal(runtime.status()[0]?.state, "failed");
+		runtime.start("broken");
+		await assert.rejects(runtime.call("broken", "echo", {}), /failed to start/);
+		assert.equal(count(readWire(log), "start"), 1, "latched: neither the second start nor the call spawned again");
+	});
+
+	test("starts nothing for a disabled, broken or unknown server", async () => {
+		const { log, runtime } = await harness((log) => ({
+			off: fixture(log, { enabled: false }),
+			bad: { command: 42 },
+		}));
+		runtime.start("off");
+		runtime.start("bad");
+		runtime.start("nope");
+		assert.deepEqual(
+			runtime.status().map((status) => [status.name, status.state]),
+			[
+				["off", "disabled"],
+				["bad", "invalid"],
+			],
+		);
+		await runtime.dispose();
+		assert.deepEqual(readWire(log), []);
+	});
+});
+
+describe("in a real Pi", () => {
+	async function sandboxWith(log: string, sandbox: Sandbox): Promise<void> {
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } } } }),
+		);
+	}
+
+	test("the server starts, connects and lists its tools while the model is still writing the call", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		await sandboxWith(log, sandbox);
+		// The faux model holds the end of each tool call until the server's log shows its tool listing
+		// (at most 20 s), then logs the end: with early start the listing comes first.
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "call the fixture",
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "streamed" } } },
+				{ text: "FINAL {{last}}" },
+			],
+			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' },
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [call] = toolResults(run.events);
+		assert.equal(call?.isError, false, call?.text);
+		assert.equal(call?.text, "[modern] streamed");
+		const wire = readWire(log);
+		const end = wire.findIndex((line) => line.event === "toolcall_end");
+		assert.deepEqual(wire[end], { event: "toolcall_end", seen: true }, "the tool listing came before the call's end");
+		const before = wire.slice(0, end);
+		assert.ok(count(before, "start") >= 1, "the server process started before the call was complete");
+		assert.equal(count(before, "tools/list"), 1, "and listed its tools");
+		assert.equal(count(wire, "tools/list"), 1, "the call joined that listing");
+		assert.equal(count(before, "tools/call"), 0);
+		assert.equal(count(wire.slice(end), "tools/call"), 1);
+		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+	});
+
+	test("a status call, even one naming a server, starts nothing", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		await sandboxWith(log, sandbox);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "status",
+			script: [{ tool: "mcp", args: { action: "status", server: "fx" } }, { text: "done" }],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [status] = toolResults(run.events);
+		assert.match(status?.text ?? "", /^fx: idle · stdio/m);
+		assert.deepEqual(readWire(log), [], "no server process was started");
+	});
+});
