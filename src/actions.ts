@@ -337,3 +337,20 @@ export async function runAction(
 			throw new Error(`mcp: unknown action "${String(action)}"; use one of ${ACTIONS.join(", ")}`);
 	}
 }
+
+/**
+ * The definitions of the tools the `tools` action lists for a query, in its order: its search
+ * decides what matches (for `pi-mcp tools --json` and the `/mcp` manager).
+ */
+export async function matchingTools(
+	session: Session,
+	server: string,
+	query: string | undefined,
+	signal?: AbortSignal,
+): Promise<readonly Tool[]> {
+	const params = { action: "tools", server, query, limit: 10_000 } as Params;
+	const result = await runAction(session, params, signal, undefined);
+	const all = await session.runtime.tools(server, signal);
+	const lines = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
+	return lines.flatMap((line) => all.filter((tool) => line === tool.name || line.startsWith(`${tool.name}:`)).slice(0, 1));
+}

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import type { Result, Session } from "./actions.ts";
-import { runAction, userStatus } from "./actions.ts";
+import { matchingTools, runAction, userStatus } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
@@ -219,12 +219,7 @@ async function tools(cli: Cli, args: readonly string[]): Promise<number> {
 	const query = words.join(" ") || undefined;
 	const result = await runAction(cli.session, { action: "tools", server, query, limit: 10_000 } as Params, cli.signal, undefined);
 	if (!cli.flags.json) return printResult(cli, result, {});
-	// The definitions of the tools the action listed, in its order (its search decides what matches).
-	const lines = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
-	const all = await cli.runtime.tools(server, cli.signal);
-	const listed = lines.flatMap((line) =>
-		all.filter((tool) => line === tool.name || line.startsWith(`${tool.name}:`)).slice(0, 1),
-	);
+	const listed = await matchingTools(cli.session, server, query, cli.signal);
 	cli.io.out(`${JSON.stringify({ server, query, tools: listed }, null, 2)}\n`);
 	return EXIT.ok;
 }

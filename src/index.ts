@@ -276,6 +276,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			await holder.loading;
 			const opened = holder.session ? await live() : undefined;
 			const session = opened?.session;
+			if (args.trim() === "" && ctx.mode === "tui" && opened) {
+				// The interactive manager; its module loads only now (start-up stays lean).
+				const { openManager } = await import("./manager.ts");
+				return openManager(ctx, opened.session);
+			}
 			if (action === "status" && name === undefined) {
 				return report(
 					ctx,
