@@ -101,7 +101,14 @@ function reply(res: ServerResponse, status: number, body: string, extra: Readonl
 
 const REFUSED = "pi-mcp: this is not a sign-in callback pi-mcp is waiting for.";
 
-export function createLoginService(options: Readonly<{ now?: () => number }> = {}): LoginService {
+export type LoginServiceOptions = Readonly<{
+	/** Defaults to Date.now. */
+	now?: () => number;
+	/** Called with a listener's port once it has stopped listening (the port is free); for tests. */
+	onClosed?: (port: number) => void;
+}>;
+
+export function createLoginService(options: LoginServiceOptions = {}): LoginService {
 	const now = options.now ?? Date.now;
 	const flows = new Map<string, Pending>();
 	const listeners = new Map<string, Listener>();
@@ -219,6 +226,12 @@ export function createLoginService(options: Readonly<{ now?: () => number }> = {
 			});
 		});
 		const listener: Listener = { key, server, ready, bound, busy: { count: 0 } };
+		server.once("close", () => {
+			ready.then(
+				(actual) => options.onClosed?.(actual),
+				() => undefined,
+			);
+		});
 		server.on("request", (req: IncomingMessage, res: ServerResponse) => {
 			handle(listener, req, res).catch(() => {
 				if (!res.headersSent) reply(res, 500, REFUSED);
