@@ -11,6 +11,7 @@ import { cold } from "./figures/cold.ts";
 import { context } from "./figures/context.ts";
 import { output } from "./figures/output.ts";
 import { startup } from "./figures/startup.ts";
+import { firstCallWait, launchToResult } from "./figures/stream.ts";
 import { warm } from "./figures/warm.ts";
 import { benchConfig, type FigureResult } from "./lib/config.ts";
 import { environment } from "./lib/env.ts";
@@ -26,6 +27,8 @@ const FIGURES: readonly Figure[] = [
 	{ id: "4", title: "A 50 MiB result through the output pipeline", run: output },
 	{ id: "5", title: "Context cost", run: context },
 	{ id: "6", title: "Coalescing", run: coalesce },
+	{ id: "8", title: "First-call wait", run: firstCallWait },
+	{ id: "9", title: "Launch to first result", run: launchToResult },
 ];
 
 async function main(): Promise<void> {

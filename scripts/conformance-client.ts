@@ -20,7 +20,8 @@ import type { Tool } from "@modelcontextprotocol/client";
 import { AuthorizationRequired, createAuth } from "../src/auth.ts";
 import { loadConfig } from "../src/config.ts";
 import { createLoginService } from "../src/login.ts";
-import { createRuntime, loadSdk } from "../src/runtime.ts";
+import { createRuntime } from "../src/runtime.ts";
+import { loadSdk } from "../src/sdk.ts";
 import { memoryStore } from "../src/store.ts";
 
 const SERVER = "conformance";
@@ -103,7 +104,6 @@ async function main(): Promise<number> {
 			notices.push({ ok, message });
 			for (const wake of waiters) wake();
 		},
-		loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),
 	});
 	const holder: { runtime?: ReturnType<typeof createRuntime> } = {};
 	try {

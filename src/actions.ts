@@ -5,12 +5,20 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
 import { type ConfigSnapshot, fileProblems, unknownServer } from "./config.ts";
-import { isAppResource, type PiBlock, present, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
+import {
+	isAppResource,
+	type PiBlock,
+	present,
+	presentListing,
+	promptResultParts,
+	resourceResultParts,
+	toolResultParts,
+} from "./content.ts";
 import type { OverflowStore } from "./output.ts";
-import { sanitize, stripTerminal } from "./output.ts";
+import { escapeName, sanitize, stripTerminal } from "./output.ts";
 import type { McpDetails } from "./render.ts";
 import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
-import { ACTIONS, type Params } from "./tool.ts";
+import { ACTIONS, MAX_LIMIT, type Params } from "./tool.ts";
 
 export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
 export type Result = AgentToolResult<McpDetails>;
@@ -32,7 +40,7 @@ export function statusLine(status: ServerStatus): string {
 		status.toolCount !== undefined ? `${status.toolCount} tools` : undefined,
 	].filter(Boolean);
 	const description = status.description ? ` — ${oneLine(status.description, 100)}` : "";
-	return `${status.name}: ${facts.join(" · ")}${description}`;
+	return `${escapeName(status.name)}: ${facts.join(" · ")}${description}`;
 }
 
 /** What the model sees for `status`: short; paths only of files that could not be read. */
@@ -77,7 +85,9 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
 	}
 	const ignored = statuses.filter((status) => status.ignoredKeys.length > 0);
 	if (ignored.length > 0) {
-		const list = ignored.map((status) => `${status.name} (${[...new Set(status.ignoredKeys)].join(", ")})`).join("; ");
+		const list = ignored
+			.map((status) => `${escapeName(status.name)} (${[...new Set(status.ignoredKeys)].join(", ")})`)
+			.join("; ");
 		lines.push(`Ignored Pi-only keys (pi-mcp exposes every server through the one mcp tool): ${list}`);
 	}
 	return lines.join("\n");
@@ -85,7 +95,38 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
 
 export function toolLine(tool: Tool): string {
 	const description = oneLine(tool.description, 100);
-	return description ? `${tool.name}: ${description}` : tool.name;
+	const name = escapeName(tool.name);
+	return description ? `${name}: ${description}` : name;
+}
+
+/** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
+function nameLine(name: string | undefined, max: number): string {
+	const shown = escapeName(name ?? "");
+	return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
+}
+
+/** `/mcp tools <server>`: the same lines as the model's listing, through the same output rules. */
+export async function userToolList(session: Session, server: string, tools: readonly Tool[]): Promise<string> {
+	const body = tools.length > 0 ? tools.map((tool) => `  ${toolLine(tool)}`) : ["  (no tools)"];
+	const header = `${escapeName(server)}: ${tools.length} tool${tools.length === 1 ? "" : "s"}`;
+	return (await presentListing([header, ...body], session.overflow, `${server}-tools`)).text;
+}
+
+/**
+ * The tool a model means: its exact name, else the one tool whose escaped name (as listings show
+ * it, e.g. `odd\nname`) is what the model wrote. Only names with a backslash can be escaped forms.
+ */
+async function toolNamed(runtime: Runtime, server: string, name: string, signal: AbortSignal | undefined): Promise<string> {
+	if (
+		!name.includes("\\") ||
+		(await runtime.tool(server, name, signal).then(
+			() => true,
+			() => false,
+		))
+	)
+		return name;
+	const matches = (await runtime.tools(server, signal)).filter((tool) => escapeName(tool.name) === name);
+	return matches.length === 1 && matches[0] ? matches[0].name : name;
 }
 
 function parseArgs(what: string, args: unknown): Record<string, unknown> {
@@ -127,6 +168,7 @@ function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; mo
 	if (!Number.isInteger(offset) || offset < 0)
 		throw new Error(`mcp ${params.action}: "cursor" must be a cursor from a previous page`);
 	const limit = params.limit ?? DEFAULT_LIMIT;
+	if (limit > MAX_LIMIT) throw new Error(`mcp ${params.action}: "limit" is at most ${MAX_LIMIT}`);
 	const shown = items.slice(offset, offset + limit);
 	const rest = items.length - offset - shown.length;
 	return { shown, more: rest > 0 ? `\n… ${rest} more (cursor "${offset + shown.length}")` : "" };
@@ -143,15 +185,23 @@ function blocksResult(details: McpDetails, content: PiBlock[], info: McpDetails[
 
 type Listed = Readonly<{ address: string; name: string; mimeType?: string; description?: string }>;
 
+/** A page of a listing as a result: header, lines and the next-page hint through `presentListing`. */
+async function listingResult(session: Session, params: Params, header: string, lines: readonly string[], more: string) {
+	const server = params.server ?? "";
+	const presented = await presentListing([header, ...lines, ...(more ? [more.trim()] : [])], session.overflow, server);
+	return blocksResult({ action: params.action, server }, presented.content, presented.info);
+}
+
 /** A page of resources or templates, MCP App ones left out: `address — name (type; description)`. */
-function resourceList(server: string, noun: string, items: readonly Listed[], params: Params): string {
+function resourceList(session: Session, noun: string, items: readonly Listed[], params: Params): Promise<Result> {
 	const visible = items.filter((item) => !isAppResource(item.address, item.mimeType));
 	const { shown, more } = page(visible, params);
 	const lines = shown.map((item) => {
-		const extra = [item.mimeType, oneLine(item.description, 100)].filter(Boolean).join("; ");
-		return `${oneLine(item.address, 300)} — ${oneLine(item.name, 80)}${extra ? ` (${extra})` : ""}`;
+		const extra = [item.mimeType ? nameLine(item.mimeType, 80) : "", oneLine(item.description, 100)].filter(Boolean).join("; ");
+		return `${nameLine(item.address, 300)} — ${nameLine(item.name, 80)}${extra ? ` (${extra})` : ""}`;
 	});
-	return `${server}: ${visible.length} ${noun}${visible.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd();
+	const header = `${params.server}: ${visible.length} ${noun}${visible.length === 1 ? "" : "s"}`;
+	return listingResult(session, params, header, lines, more);
 }
 
 type Update = ((partial: Result) => void) | undefined;
@@ -183,10 +233,15 @@ export async function runAction(
 			return textResult({ action, server }, sanitize(`${header}\n${shown.map(toolLine).join("\n")}${more}`).trimEnd());
 		}
 		case "describe": {
-			const toolName = required(params, "tool", `use action "tools" to list ${server}'s tools`);
+			const toolName = await toolNamed(
+				runtime,
+				server,
+				required(params, "tool", `use action "tools" to list ${server}'s tools`),
+				signal,
+			);
 			const tool = await runtime.tool(server, toolName, signal);
 			const lines = [
-				`${server}/${tool.name}`,
+				`${server}/${escapeName(tool.name)}`,
 				tool.description ? stripTerminal(tool.description) : undefined,
 				`input schema: ${stripTerminal(JSON.stringify(tool.inputSchema))}`,
 				tool.outputSchema ? `output schema: ${stripTerminal(JSON.stringify(tool.outputSchema))}` : undefined,
@@ -195,8 +250,9 @@ export async function runAction(
 			return blocksResult({ action, server, tool: toolName }, presented.content, presented.info);
 		}
 		case "call": {
-			const toolName = required(params, "tool", `use action "tools" to list ${server}'s tools`);
-			const args = parseArgs(`mcp call ${server}/${toolName}`, params.args);
+			const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
+			const args = parseArgs(`mcp call ${server}/${escapeName(asked)}`, params.args);
+			const toolName = await toolNamed(runtime, server, asked, signal);
 			const details: McpDetails = { action, server, tool: toolName };
 			const result = await runtime.call(server, toolName, args, {
 				signal,
@@ -213,20 +269,20 @@ export async function runAction(
 				client.listResources(undefined, options),
 			);
 			const items = result.resources.map((resource) => ({ ...resource, address: resource.uri }));
-			return textResult({ action, server }, resourceList(server, "resource", items, params));
+			return resourceList(session, "resource", items, params);
 		}
 		case "templates": {
 			const result = await runtime.request(server, "listing resource templates", "resources", (client, options) =>
 				client.listResourceTemplates(undefined, options),
 			);
 			const items = result.resourceTemplates.map((template) => ({ ...template, address: template.uriTemplate }));
-			return textResult({ action, server }, resourceList(server, "resource template", items, params));
+			return resourceList(session, "resource template", items, params);
 		}
 		case "read": {
 			const uri = required(params, "uri", 'use action "resources" to list them');
 			if (isAppResource(uri))
-				throw new Error(`mcp read: "${oneLine(uri, 200)}" is an MCP App resource, which pi-mcp does not render`);
-			const result = await runtime.request(server, `reading ${oneLine(uri, 200)}`, "resources", (client, options) =>
+				throw new Error(`mcp read: "${nameLine(uri, 200)}" is an MCP App resource, which pi-mcp does not render`);
+			const result = await runtime.request(server, `reading ${nameLine(uri, 200)}`, "resources", (client, options) =>
 				client.readResource({ uri }, options),
 			);
 			const presented = await present(resourceResultParts(result), overflow, label("resource"));
@@ -238,22 +294,20 @@ export async function runAction(
 			);
 			const { shown, more } = page(result.prompts, params);
 			const lines = shown.map((prompt) => {
-				const args = (prompt.arguments ?? []).map((arg) => `${arg.name}${arg.required ? "" : "?"}`).join(", ");
+				const args = (prompt.arguments ?? []).map((arg) => `${nameLine(arg.name, 80)}${arg.required ? "" : "?"}`).join(", ");
 				const description = oneLine(prompt.description, 100);
-				return `${oneLine(prompt.name, 80)}(${args})${description ? `: ${description}` : ""}`;
+				return `${nameLine(prompt.name, 80)}(${args})${description ? `: ${description}` : ""}`;
 			});
-			return textResult(
-				{ action, server },
-				`${server}: ${result.prompts.length} prompt${result.prompts.length === 1 ? "" : "s"}\n${lines.join("\n")}${more}`.trimEnd(),
-			);
+			const header = `${server}: ${result.prompts.length} prompt${result.prompts.length === 1 ? "" : "s"}`;
+			return listingResult(session, params, header, lines, more);
 		}
 		case "prompt": {
 			const name = required(params, "prompt", 'use action "prompts" to list them');
-			const args = parseArgs(`mcp prompt ${server}/${name}`, params.args);
+			const args = parseArgs(`mcp prompt ${server}/${escapeName(name)}`, params.args);
 			const stringArgs = Object.fromEntries(
 				Object.entries(args).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]),
 			);
-			const result = await runtime.request(server, `getting prompt "${oneLine(name, 80)}"`, "prompts", (client, options) =>
+			const result = await runtime.request(server, `getting prompt "${nameLine(name, 80)}"`, "prompts", (client, options) =>
 				client.getPrompt({ name, arguments: stringArgs }, options),
 			);
 			const presented = await present(promptResultParts(result), overflow, label(`prompt-${name}`));
@@ -282,4 +336,21 @@ export async function runAction(
 		default:
 			throw new Error(`mcp: unknown action "${String(action)}"; use one of ${ACTIONS.join(", ")}`);
 	}
+}
+
+/**
+ * The definitions of the tools the `tools` action lists for a query, in its order: its search
+ * decides what matches (for `pi-mcp tools --json` and the `/mcp` manager).
+ */
+export async function matchingTools(
+	session: Session,
+	server: string,
+	query: string | undefined,
+	signal?: AbortSignal,
+): Promise<readonly Tool[]> {
+	const params = { action: "tools", server, query, limit: 10_000 } as Params;
+	const result = await runAction(session, params, signal, undefined);
+	const all = await session.runtime.tools(server, signal);
+	const lines = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
+	return lines.flatMap((line) => all.filter((tool) => line === tool.name || line.startsWith(`${tool.name}:`)).slice(0, 1));
 }

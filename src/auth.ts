@@ -14,21 +14,12 @@
  * codes, verifiers). Nothing here opens a browser.
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
-import {
-	createContext,
-	expired,
-	expiresAtOf,
-	isStale,
-	minutes,
-	missingVariable,
-	rotated,
-	type Sdk,
-	usable,
-} from "./authstate.ts";
+import { createContext, expired, expiresAtOf, isStale, minutes, missingVariable, rotated, usable } from "./authstate.ts";
 import type { ServerConfig } from "./config.ts";
 import { AuthRequired, SetupFailed } from "./errors.ts";
 import type { LoginService, PasteOutcome } from "./login.ts";
 import { createRefresh } from "./refresh.ts";
+import { loadSdk } from "./sdk.ts";
 import { type AuthorizationRequired, type Challenge, createSignIn } from "./signin.ts";
 import { KeyringUnavailable, readRecord, recordAccount, type SecretStore } from "./store.ts";
 
@@ -45,8 +36,6 @@ export type AuthOptions = Readonly<{
 	now?: () => number;
 	/** A sign-in finished (`ok`) or failed; the message is sanitised and names the server. */
 	notify: (server: string, message: string, ok: boolean) => void;
-	/** Defaults to importing `@modelcontextprotocol/client` on first use. */
-	loadSdk?: () => Promise<Sdk>;
 	/** `client_name` for dynamic registration; defaults to "pi-mcp". */
 	clientName?: string;
 	/**
@@ -83,7 +72,6 @@ export interface Auth {
 }
 
 export function createAuth(options: AuthOptions): Auth {
-	const sdkHolder: { promise?: Promise<Sdk> } = {};
 	const ctx = createContext({
 		env: options.env,
 		store: options.store,
@@ -91,12 +79,9 @@ export function createAuth(options: AuthOptions): Auth {
 		now: options.now ?? Date.now,
 		clientName: options.clientName ?? "pi-mcp",
 		notify: options.notify,
-		loadSdk: () => {
-			sdkHolder.promise ??= options.loadSdk ? options.loadSdk() : import("@modelcontextprotocol/client");
-			return sdkHolder.promise;
-		},
+		loadSdk,
 	});
-	const { env, store, login, now, loadSdk, clientName, remember, clean, load } = ctx;
+	const { env, store, login, now, clientName, remember, clean, load } = ctx;
 	const signIn = createSignIn(ctx);
 	const { runAuth, required, translate, challenge, fromResponse, signInScope } = signIn;
 	const { refresh } = createRefresh(ctx, signIn, options);
@@ -175,7 +160,7 @@ export function createAuth(options: AuthOptions): Auth {
 			scope: oauth.scope,
 			expectedIssuer: oauth.issuer as string,
 		});
-		const held: { expiresAt?: number; fetching?: Promise<void> } = {};
+		const held: { expiresAt?: number; issuedAt?: number; fetching?: Promise<void> } = {};
 		const fetchToken = (): Promise<void> => {
 			held.fetching ??= sdk
 				.auth(cc, { serverUrl: config.url as string, scope: oauth.scope })
@@ -183,7 +168,8 @@ export function createAuth(options: AuthOptions): Auth {
 					const tokens = cc.tokens();
 					if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
 					remember(tokens.access_token, tokens.refresh_token);
-					held.expiresAt = expiresAtOf(tokens.expires_in, now());
+					held.issuedAt = now();
+					held.expiresAt = expiresAtOf(tokens.expires_in, held.issuedAt);
 				})
 				.catch((error: unknown) => {
 					throw translate(config, error, sdk);
@@ -193,7 +179,7 @@ export function createAuth(options: AuthOptions): Auth {
 				});
 			return held.fetching;
 		};
-		const stale = () => !cc.tokens() || isStale(held.expiresAt, now());
+		const stale = () => !cc.tokens() || isStale(held.expiresAt, now(), held.issuedAt);
 		await fetchToken();
 		const provider: AuthProvider = {
 			token: async () => {

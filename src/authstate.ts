@@ -9,9 +9,10 @@ import type { ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
 import { sanitize } from "./output.ts";
+import type { Sdk } from "./sdk.ts";
 import { type CredentialRecord, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
 
-export type Sdk = typeof import("@modelcontextprotocol/client");
+export type { Sdk } from "./sdk.ts";
 
 export type Reason = "sign-in" | "expired" | "step-up" | "login";
 
@@ -94,10 +95,10 @@ export function createContext(
 	};
 }
 
-/** Tokens this close to expiry count as expired. */
+/** Tokens this close to expiry count as expired (at most; see `isStale`). */
 const EXPIRY_SKEW_MS = 30_000;
 
-export const expired = (record: CredentialRecord | undefined, now: number) => isStale(record?.expiresAt, now);
+export const expired = (record: CredentialRecord | undefined, now: number) => isStale(record?.expiresAt, now, record?.issuedAt);
 
 export const usable = (record: CredentialRecord | undefined, now: number) =>
 	record?.tokens?.access_token !== undefined && !expired(record, now);
@@ -110,8 +111,15 @@ export function expiresAtOf(expiresIn: number | undefined, now: number): number 
 	return expiresIn !== undefined ? now + expiresIn * 1000 : undefined;
 }
 
-export function isStale(expiresAt: number | undefined, now: number): boolean {
-	return expiresAt !== undefined && now >= expiresAt - EXPIRY_SKEW_MS;
+/**
+ * Whether a token expiring at `expiresAt` should be replaced now. The margin is 30 s, but at most a
+ * quarter of the token's lifetime when it is known (`issuedAt`): a 10 s token would otherwise count
+ * as expired the moment it arrives, and every request would refresh it again.
+ */
+export function isStale(expiresAt: number | undefined, now: number, issuedAt?: number): boolean {
+	if (expiresAt === undefined) return false;
+	const lifetime = issuedAt === undefined ? Number.POSITIVE_INFINITY : Math.max(0, expiresAt - issuedAt);
+	return now >= expiresAt - Math.min(EXPIRY_SKEW_MS, lifetime / 4);
 }
 
 export function minutes(ms: number): string {

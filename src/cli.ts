@@ -10,13 +10,13 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import type { Result, Session } from "./actions.ts";
-import { runAction, userStatus } from "./actions.ts";
+import { matchingTools, runAction, userStatus } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
 import { createOverflowStore, sanitize } from "./output.ts";
-import { createRuntime, loadSdk, type Runtime } from "./runtime.ts";
+import { createRuntime, type Runtime } from "./runtime.ts";
 import type { Params } from "./tool.ts";
 
 /** Exit codes: scripts branch on these. */
@@ -109,7 +109,6 @@ async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cl
 					notify: (server, message, ok) => {
 						for (const listener of listeners) listener(server, message, ok);
 					},
-					loadSdk: () => loadSdk().then(() => import("@modelcontextprotocol/client")),
 				});
 				return { auth: created, login };
 			},
@@ -220,12 +219,7 @@ async function tools(cli: Cli, args: readonly string[]): Promise<number> {
 	const query = words.join(" ") || undefined;
 	const result = await runAction(cli.session, { action: "tools", server, query, limit: 10_000 } as Params, cli.signal, undefined);
 	if (!cli.flags.json) return printResult(cli, result, {});
-	// The definitions of the tools the action listed, in its order (its search decides what matches).
-	const lines = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
-	const all = await cli.runtime.tools(server, cli.signal);
-	const listed = lines.flatMap((line) =>
-		all.filter((tool) => line === tool.name || line.startsWith(`${tool.name}:`)).slice(0, 1),
-	);
+	const listed = await matchingTools(cli.session, server, query, cli.signal);
 	cli.io.out(`${JSON.stringify({ server, query, tools: listed }, null, 2)}\n`);
 	return EXIT.ok;
 }

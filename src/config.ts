@@ -20,6 +20,7 @@ import {
 	refuseShell,
 	resolveOAuth,
 } from "./config-check.ts";
+import { escapeName } from "./output.ts";
 import { parseEntry, type RawServer, SERVER_NAME } from "./schema.ts";
 
 export const MAX_SERVERS = 64;
@@ -87,7 +88,8 @@ function describeSource(source: ServerSource): string {
 }
 
 function entryError(name: string, source: ServerSource, message: string): string {
-	return `server "${name}" (${describeSource(source)}): ${message}`;
+	// The name as written in the file, escaped: an invalid one may hold controls, bidi or invisible characters.
+	return `server "${escapeName(name)}" (${describeSource(source)}): ${message}`;
 }
 
 /** A file system call's result, or the error it threw. */
@@ -114,7 +116,7 @@ function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, 
 		.filter(({ path }) => path.length === 1)
 		.map(({ key, lines }): [string, string] => [
 			key,
-			`the name "${key}" is defined ${lines.length} times in this file (${linesText(lines)}); none of its definitions is used`,
+			`the name "${escapeName(key)}" is defined ${lines.length} times in this file (${linesText(lines)}); none of its definitions is used`,
 		]);
 	const fields = inFile
 		.filter(({ path }) => path.length > 1)
@@ -332,10 +334,10 @@ export function fileProblems(snapshot: ConfigSnapshot): readonly string[] {
  */
 export function unknownServer(snapshot: ConfigSnapshot, name: string): string | undefined {
 	if (snapshot.servers.some((entry) => entry.name === name)) return undefined;
-	const names = snapshot.servers.map((entry) => entry.name);
+	const names = snapshot.servers.map((entry) => escapeName(entry.name));
 	const configured = names.length > 0 ? names.join(", ") : "none (add servers to mcp.json)";
 	const problems = fileProblems(snapshot);
-	const message = `unknown MCP server "${name}"; configured: ${configured}`;
+	const message = `unknown MCP server "${escapeName(name)}"; configured: ${configured}`;
 	if (problems.length === 0) return message;
 	const files =
 		problems.length === 1 ? "A configuration file could not be read, so its" : "Configuration files could not be read, so their";

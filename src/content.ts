@@ -204,3 +204,13 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
 		},
 	};
 }
+
+/**
+ * A listing (tools, resources, templates, prompts; for the model and for `/mcp`): its lines as one
+ * text through the same path as a tool result, so escapes are stripped, the text is kept within
+ * 50 KiB / 2,000 lines, and the full listing goes to an overflow file. Server-given names in the
+ * lines are expected escaped already (`escapeName`); descriptions are stripped here.
+ */
+export function presentListing(lines: readonly string[], store: OverflowStore, label: string): Promise<Presented> {
+	return present([{ kind: "text", text: lines.join("\n") }], store, `${label}-list`);
+}

@@ -8,7 +8,7 @@ import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir 
 import type { Result, Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig, unknownServer } from "./config.ts";
-import { createOverflowStore, type OverflowStore, sanitize } from "./output.ts";
+import { createOverflowStore, escapeName, type OverflowStore } from "./output.ts";
 import { type McpArgs, renderCall, renderResult } from "./render.ts";
 import type { Runtime } from "./runtime.ts";
 import type { SecretStore } from "./store.ts";
@@ -38,14 +38,18 @@ type Modules = Readonly<{
 	actions: typeof import("./actions.ts");
 	runtime: typeof import("./runtime.ts");
 	errors: typeof import("./errors.ts");
+	sdk: typeof import("./sdk.ts");
 }>;
 
 const modules: { promise?: Promise<Modules> } = {};
 
 function loadModules(): Promise<Modules> {
-	modules.promise ??= Promise.all([import("./actions.ts"), import("./runtime.ts"), import("./errors.ts")]).then(
-		([actions, runtime, errors]) => ({ actions, runtime, errors }),
-	);
+	modules.promise ??= Promise.all([
+		import("./actions.ts"),
+		import("./runtime.ts"),
+		import("./errors.ts"),
+		import("./sdk.ts"),
+	]).then(([actions, runtime, errors, sdk]) => ({ actions, runtime, errors, sdk }));
 	return modules.promise;
 }
 
@@ -165,11 +169,6 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				// Shared by every Pi process using the same keyring records: one refresh at a time per record.
 				lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
 				notify: signedIn,
-				// Through the runtime's loader, so the SDK's console output is contained before it can print.
-				loadSdk: () =>
-					loadModules()
-						.then((mods) => mods.runtime.loadSdk())
-						.then(() => import("@modelcontextprotocol/client")),
 			});
 			return { auth, dispose: () => login.dispose() };
 		});
@@ -265,7 +264,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			if (serverStates().some((status) => status.name === server)) return null;
 			const items = serverStates()
 				.filter((status) => status.name.startsWith(server))
-				.map((status) => ({ value: `${action} ${status.name}`, label: status.name, description: status.state }));
+				.map((status) => ({
+					value: `${action} ${escapeName(status.name)}`,
+					label: escapeName(status.name),
+					description: status.state,
+				}));
 			return items.length > 0 ? items : null;
 		},
 		handler: async (args, ctx) => {
@@ -273,6 +276,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			await holder.loading;
 			const opened = holder.session ? await live() : undefined;
 			const session = opened?.session;
+			if (args.trim() === "" && ctx.mode === "tui" && opened) {
+				// The interactive manager; its module loads only now (start-up stays lean).
+				const { openManager } = await import("./manager.ts");
+				return openManager(ctx, opened.session);
+			}
 			if (action === "status" && name === undefined) {
 				return report(
 					ctx,
@@ -286,12 +294,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			if (!opened || !session) return report(ctx, "pi-mcp: no session yet.", "warning");
 			const unknown = unknownServer(session.config, name);
 			if (unknown !== undefined) return report(ctx, unknown, "error");
-			const { toolLine, statusLine } = opened.mods.actions;
+			const { statusLine } = opened.mods.actions;
 			try {
 				if (action === "tools") {
 					const tools = await session.runtime.tools(name, ctx.signal);
-					const body = tools.length > 0 ? tools.map((tool) => `  ${toolLine(tool)}`).join("\n") : "  (no tools)";
-					return report(ctx, sanitize(`${name}: ${tools.length} tool${tools.length === 1 ? "" : "s"}\n${body}`, []));
+					return report(ctx, await opened.mods.actions.userToolList(session, name, tools));
 				}
 				if (action === "login" || action === "logout") {
 					const config = oauthConfig(session, name);
@@ -381,7 +388,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		if (!holder.session?.config.servers.some((entry) => entry.enabled && entry.config)) return;
 		if (update.type === "toolcall_start") {
 			loadModules()
-				.then((mods) => mods.runtime.loadSdk())
+				.then((mods) => mods.sdk.loadSdk())
 				.catch(() => undefined); // The call itself reports a failed load.
 			return;
 		}

@@ -125,6 +125,29 @@ export function stripTerminal(text: string): string {
 	return runs.join("");
 }
 
+/**
+ * Characters a name never shows raw: controls, line and paragraph separators, format characters
+ * (bidi embeddings, overrides and isolates, zero-width), the other default-ignorables (tag
+ * characters U+E0000–U+E007F, variation selectors) and lone surrogates. They could forge listing
+ * lines, rewrite the terminal or hide text from the user while the model reads it.
+ */
+const HIDDEN_IN_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * A name (server, tool, prompt, argument, resource) as the model and the user see it: every
+ * character of `HIDDEN_IN_NAME` written as a JavaScript escape (`\n`, `\u001b`, `\u{e0041}`), the
+ * rest unchanged. Clean names (the usual case) are returned as they are.
+ */
+export function escapeName(name: string): string {
+	return name.replace(HIDDEN_IN_NAME, (char) => {
+		const short = SHORT_ESCAPES[char];
+		if (short) return short;
+		const code = char.codePointAt(0) ?? 0;
+		return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+	});
+}
+
 /** Longest message (in characters) that an error or notice may carry from a remote source. */
 export const MAX_MESSAGE_CHARS = 2000;
 

@@ -109,13 +109,26 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
  *
  * Here: one file per record, created with O_CREAT|O_EXCL|O_NOFOLLOW (atomic on local file
  * systems; NFS is not supported), mode 0600 in a 0700 directory, holding only pid, host, creation
- * time and a random nonce — never a secret. A lock is never broken by age. Only a holder that is
- * provably dead (same host, its pid gone) is reclaimed, under a `.reclaim` guard so that two
- * reclaimers cannot both win.
+ * time, a random nonce, and on Linux the boot id and the holder's start time — never a secret. A
+ * lock is never broken by age. Only a holder that is provably gone is reclaimed (same host name,
+ * and: another boot, its pid gone, or that pid now a process that started at another time — a
+ * reused pid, or a container's pid that means another process here), under a `.reclaim` guard so
+ * that two reclaimers cannot both win.
  */
 
-/** Who holds a lock: the whole content of a lock file. */
-export type LockOwner = Readonly<{ pid: number; host: string; createdAt: string; nonce: string }>;
+/**
+ * Who holds a lock: the whole content of a lock file. `bootId` (/proc/sys/kernel/random/boot_id) and
+ * `startTime` (field 22 of /proc/<pid>/stat, clock ticks since boot) are recorded where Linux's
+ * /proc provides them; locks without them are judged by host and pid alone.
+ */
+export type LockOwner = Readonly<{
+	pid: number;
+	host: string;
+	createdAt: string;
+	nonce: string;
+	bootId?: string;
+	startTime?: number;
+}>;
 
 /** The lock stayed held until the deadline; `holder` is absent when the file was unreadable. */
 export class LockBusy extends Error {
@@ -209,29 +222,71 @@ export async function readLockOwner(path: string): Promise<LockOwner | undefined
 		}
 	})();
 	if (!isObject(value)) return undefined;
-	const { pid, host, createdAt, nonce } = value;
+	const { pid, host, createdAt, nonce, bootId, startTime } = value;
 	if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
 	if (typeof host !== "string" || typeof createdAt !== "string" || typeof nonce !== "string") return undefined;
-	return { pid: pid as number, host, createdAt, nonce };
+	return {
+		pid: pid as number,
+		host,
+		createdAt,
+		nonce,
+		...(typeof bootId === "string" ? { bootId } : {}),
+		...(Number.isSafeInteger(startTime) ? { startTime: startTime as number } : {}),
+	};
+}
+
+/** This boot's id (Linux); `undefined` where there is none. */
+async function currentBootId(): Promise<string | undefined> {
+	bootIdHolder.promise ??= readFile("/proc/sys/kernel/random/boot_id", "utf8").then(
+		(text) => text.trim() || undefined,
+		() => undefined,
+	);
+	return bootIdHolder.promise;
+}
+const bootIdHolder: { promise?: Promise<string | undefined> } = {};
+
+/** A process's state letter and start time from /proc/<pid>/stat; `undefined` without one. */
+async function processStat(pid: number): Promise<{ state: string; startTime?: number } | undefined> {
+	const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
+	if (stat === undefined) return undefined;
+	// The command name (field 2) may hold spaces and parentheses: fields count from the last ")".
+	const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+	const startTime = Number(fields[19]);
+	return { state: fields[0] ?? "", startTime: Number.isSafeInteger(startTime) ? startTime : undefined };
+}
+
+/** What this process records about itself: pid, host and, on Linux, boot id and start time. */
+async function selfIdentity(): Promise<Pick<LockOwner, "bootId" | "startTime">> {
+	const [bootId, stat] = await Promise.all([currentBootId(), processStat(process.pid)]);
+	return {
+		...(bootId !== undefined ? { bootId } : {}),
+		...(stat?.startTime !== undefined ? { startTime: stat.startTime } : {}),
+	};
 }
 
 /**
- * False only when the holder provably no longer exists: it ran on this host and its pid is gone,
- * or the pid is this process's own but no lock of this process has that nonce (a previous
- * process with the same pid, as in containers). `undefined` for another host (cannot tell).
+ * False only when the holder provably no longer exists. It ran on this host (same host name) and:
+ * it recorded another boot; or its pid is gone; or that pid is now a process that started at
+ * another time (a reused pid, or a container with the same host name whose pid means another
+ * process here); or the pid is this process's own but no lock of this process has that nonce.
+ * `undefined` for another host name (cannot tell). Never judged by age.
  */
 export async function lockOwnerAlive(owner: LockOwner): Promise<boolean | undefined> {
 	if (owner.host !== hostname()) return undefined;
+	const bootId = await currentBootId();
+	if (owner.bootId !== undefined && bootId !== undefined && owner.bootId !== bootId) return false;
 	if (owner.pid === process.pid) return heldHere.has(owner.nonce);
 	try {
 		process.kill(owner.pid, 0);
 	} catch (error) {
-		return errorCode(error) === "EPERM";
+		if (errorCode(error) !== "EPERM") return false;
 	}
+	const stat = await processStat(owner.pid);
+	// No /proc (another OS, or hidden by hidepid): the pid answered, so it counts as alive.
+	if (stat === undefined) return true;
+	if (owner.startTime !== undefined && stat.startTime !== undefined && owner.startTime !== stat.startTime) return false;
 	// A zombie (exited, not yet reaped by its parent) still answers signal 0 on Linux.
-	const stat = await readFile(`/proc/${owner.pid}/stat`, "utf8").catch(() => "");
-	const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-	return state !== "Z" && state !== "X";
+	return stat.state !== "Z" && stat.state !== "X";
 }
 
 /**
@@ -269,6 +324,7 @@ async function takeOver(path: string, holder: LockOwner, owner: LockOwner, depth
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
 	const deadline = Date.now() + (options.timeoutMs ?? 30_000);
 	const nonce = randomUUID();
+	const self = await selfIdentity();
 	heldHere.add(nonce);
 	const release = async () => {
 		if ((await readLockOwner(path))?.nonce === nonce) await unlink(path).catch(() => undefined);
@@ -276,7 +332,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
 	};
 	const attempt = async (delay: number): Promise<Lock> => {
 		// Stamped per attempt: `createdAt` says since when the lock is held, not since when it was wanted.
-		const owner: LockOwner = { pid: process.pid, host: hostname(), createdAt: new Date().toISOString(), nonce };
+		const owner: LockOwner = { pid: process.pid, host: hostname(), createdAt: new Date().toISOString(), nonce, ...self };
 		if (await createExclusive(path, owner)) return { path, owner, reclaimed: false, release };
 		const holder = await readLockOwner(path);
 		const alive = holder ? await lockOwnerAlive(holder) : undefined;

@@ -1,28 +1,39 @@
 /**
- * One SDK client per server: lazy shared setup, independent calls, latched failures, teardown
- * that leaves no process behind. State per server is a readonly record replaced whole; every
- * `await` is followed by a re-read (a reconnect or shutdown may have replaced it).
+ * The connection table: one SDK client per server, opened lazily by `connect.ts` and shared by
+ * concurrent callers; independent calls; latched failures; reset and teardown. State per server
+ * is a readonly record replaced whole; every `await` is followed by a re-read (a reconnect or
+ * shutdown may have replaced it).
  */
 
-import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import type { AuthProvider, CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
-import type { Auth } from "./auth.ts";
+import type { AuthProvider, CallToolResult, Client, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
+import { awaitWith } from "./async.ts";
 import type { ServerConfig, ServerEntry, ServerSource } from "./config.ts";
-import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
-import { sanitize, TailBuffer } from "./output.ts";
+import { type ClientInfo, closedError, closeLive, type Live, openServer, setupError } from "./connect.ts";
+import { AuthRequired, CallFailed, errorText, SetupFailed } from "./errors.ts";
+import { escapeName, sanitize, TailBuffer } from "./output.ts";
+import { loadSdk, type Sdk } from "./sdk.ts";
 
-type Sdk = typeof import("./sdk.lazy.ts");
+export type { ClientInfo } from "./connect.ts";
 
-export type ClientInfo = Readonly<{ name: string; version: string }>;
+/**
+ * What the runtime needs from credentials (`auth.ts` provides it; declared here so that the
+ * runtime does not depend on the auth modules).
+ */
+export interface Credentials {
+	/** The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed. */
+	prepare(config: ServerConfig): Promise<AuthProvider | undefined>;
+	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
+	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
+	/** Every secret value seen this session, for the sanitiser. */
+	secrets(): readonly string[];
+}
 
 export type RuntimeOptions = Readonly<{
 	servers: readonly ServerEntry[];
 	env: Readonly<Record<string, string | undefined>>;
 	clientInfo: ClientInfo;
 	/** Credentials for servers with `auth`; without it such servers fail with `AuthRequired`. */
-	auth?: Auth;
+	auth?: Credentials;
 }>;
 
 export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
@@ -58,20 +69,6 @@ export type Capability = "resources" | "prompts" | "completions";
 
 /** Options the SDK request methods take: the caller's cancel and the timeout (shutdown closes the client). */
 export type RequestOptions = Readonly<{ signal?: AbortSignal; timeout: number }>;
-
-type Live = Readonly<{
-	client: Client;
-	/** Process group of a stdio server (setsid makes the child its leader). */
-	pgid?: number;
-	/** Value of `OWNER_ENV` given to a stdio server's processes. */
-	owner?: string;
-	era: string;
-	protocolVersion: string;
-	serverName?: string;
-	instructions?: string;
-	/** Set when we close on purpose, so `onclose` does not latch a failure. */
-	closing: { value: boolean };
-}>;
 
 type Connection =
 	| Readonly<{ state: "idle" }>
@@ -116,142 +113,6 @@ export interface Runtime {
 	dispose(): Promise<void>;
 }
 
-const sdkHolder: { promise?: Promise<Sdk> } = {};
-
-/** Loads the SDK once; the first load also contains the SDK's console chatter. */
-export function loadSdk(): Promise<Sdk> {
-	sdkHolder.promise ??= import("./sdk.lazy.ts").then((sdk) => {
-		containSdkConsole();
-		return sdk;
-	});
-	return sdkHolder.promise;
-}
-
-/** SDK notices diverted from the console (the SDK logs with `console.*`, which would draw over Pi's TUI). */
-export const sdkNotices: string[] = [];
-const SDK_CONSOLE = /^(\[mcp-sdk\]|Client\.list\w*\(\) called)/;
-
-function containSdkConsole(): void {
-	const methods = ["debug", "warn", "log", "info", "error"] as const;
-	for (const method of methods) {
-		const original = console[method];
-		if ((original as { piMcpContained?: boolean }).piMcpContained) continue;
-		const wrapped = (...args: unknown[]) => {
-			if (typeof args[0] === "string" && SDK_CONSOLE.test(args[0])) {
-				sdkNotices.push(sanitize(args[0]).slice(0, 300));
-				if (sdkNotices.length > 20) sdkNotices.shift();
-				return;
-			}
-			original.apply(console, args);
-		};
-		Object.assign(wrapped, { piMcpContained: true });
-		console[method] = wrapped;
-	}
-}
-
-const setsidPath: { value?: string | null } = {};
-
-/** `setsid` puts a stdio server in its own process group, so teardown reaches wrappers' children (npx). */
-function setsid(): string | null {
-	if (setsidPath.value === undefined) {
-		setsidPath.value =
-			process.platform === "linux" ? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null) : null;
-	}
-	return setsidPath.value;
-}
-
-function groupAlive(pgid: number): boolean {
-	try {
-		process.kill(-pgid, 0);
-		return true;
-	} catch (error) {
-		return (error as NodeJS.ErrnoException).code === "EPERM";
-	}
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-	try {
-		process.kill(-pgid, signal);
-	} catch {
-		// Already gone.
-	}
-}
-
-// Not unref()ed: teardown must finish even when nothing else keeps the event loop alive.
-const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
-
-/** SIGTERM the group, give it a moment, then SIGKILL whatever is left. */
-async function killGroup(pgid: number | undefined): Promise<void> {
-	if (pgid === undefined || !groupAlive(pgid)) return;
-	signalGroup(pgid, "SIGTERM");
-	for (const _ of Array.from({ length: 20 })) {
-		if (!groupAlive(pgid)) return;
-		await sleep(50);
-	}
-	signalGroup(pgid, "SIGKILL");
-}
-
-/** Environment variable that marks every process of one stdio connection (probe sibling included). */
-export const OWNER_ENV = "PI_MCP_OWNER";
-
-/**
- * Processes that carry `OWNER_ENV=<owner>`: what is left of a connection after its group was killed
- * (the SDK's probe sibling lives in a group we never learn, and its children too). Linux only;
- * elsewhere the group kill is all we do.
- */
-async function ownedPids(owner: string): Promise<number[]> {
-	if (process.platform !== "linux") return [];
-	const needle = Buffer.from(`${OWNER_ENV}=${owner}\0`);
-	const entries = await readdir("/proc").catch(() => [] as string[]);
-	const found = await Promise.all(
-		entries
-			.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
-			.map(async (entry) => {
-				const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
-				return environ?.includes(needle) ? Number(entry) : undefined;
-			}),
-	);
-	return found.filter((pid): pid is number => pid !== undefined);
-}
-
-/** Kills the connection's process group, then any process still carrying its owner mark. */
-async function killAll(pgid: number | undefined, owner: string | undefined): Promise<void> {
-	await killGroup(pgid);
-	if (owner === undefined) return;
-	const left = await ownedPids(owner);
-	for (const pid of left) signalPid(pid, "SIGKILL");
-	// Return only once they are gone (a zombie waiting for its reaper counts as gone).
-	for (const _ of Array.from({ length: 20 })) {
-		if (!left.some(running)) return;
-		await sleep(25);
-	}
-}
-
-function running(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-	} catch {
-		return false;
-	}
-	return !/^\d+ \(.*\) Z/.test(readStat(pid));
-}
-
-function readStat(pid: number): string {
-	try {
-		return readFileSync(`/proc/${pid}/stat`, "utf8");
-	} catch {
-		return "";
-	}
-}
-
-function signalPid(pid: number, signal: NodeJS.Signals): void {
-	try {
-		process.kill(pid, signal);
-	} catch {
-		// Already gone.
-	}
-}
-
 /**
  * Why a tool is kept from the model, if it is: tools whose `_meta.ui.visibility` lacks "model" are
  * for MCP Apps only; tools that require task augmentation cannot run without the tasks extension,
@@ -273,35 +134,6 @@ function buildIndex(tools: readonly Tool[]): ToolIndex {
 	);
 	const visible = tools.filter((tool) => !hidden.has(tool.name));
 	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden };
-}
-
-function errorText(error: unknown): string {
-	if (error instanceof Error) return error.message;
-	return String(error);
-}
-
-function firstLines(text: string, lines: number): string {
-	return text.split("\n").slice(-lines).join("\n");
-}
-
-/** Races a promise against a caller's signal, without cancelling the shared work. */
-function awaitWith<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
-	if (!signal) return promise;
-	if (signal.aborted) return Promise.reject(onAbort());
-	return new Promise<T>((resolve, reject) => {
-		const abort = () => reject(onAbort());
-		signal.addEventListener("abort", abort, { once: true });
-		promise.then(
-			(value) => {
-				signal.removeEventListener("abort", abort);
-				resolve(value);
-			},
-			(error: unknown) => {
-				signal.removeEventListener("abort", abort);
-				reject(error);
-			},
-		);
-	});
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
@@ -328,14 +160,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	}
 
 	function knownNames(): string {
-		const names = [...entries.keys()];
+		const names = [...entries.keys()].map(escapeName);
 		return names.length > 0 ? names.join(", ") : "none (add servers to mcp.json)";
 	}
 
 	/** The usable config of a server, or an error that says why not. */
 	function configOf(name: string): ServerConfig {
 		const entry = entries.get(name);
-		if (!entry) throw new CallFailed(name, `unknown MCP server "${name}"; configured: ${knownNames()}`, "refused");
+		if (!entry) throw new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames()}`, "refused");
 		if (entry.error !== undefined || entry.config === undefined) {
 			throw new SetupFailed(name, entry.error ?? `server "${name}" has no usable configuration`);
 		}
@@ -345,42 +177,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		return entry.config;
 	}
 
-	function setupMessage(config: ServerConfig, error: unknown, signal: AbortSignal, timedOut: boolean): Error {
-		const name = config.name;
-		if (error instanceof AuthRequired) return error;
-		const raw = errorText(error);
-		const code = (error as { code?: unknown }).code;
-		const reason = shutdown.signal.aborted
-			? "setup was cancelled because the session ended"
-			: signal.aborted && !timedOut
-				? "setup was cancelled by a reconnect"
-				: timedOut
-					? `setup did not finish within ${Math.round(config.requestTimeoutMs / 1000)} s`
-					: code === "ENOENT"
-						? `command "${config.command}" was not found (check "command" and PATH)`
-						: code === "ERA_NEGOTIATION_FAILED" && config.protocolVersion === "2026-07-28"
-							? `the server does not offer protocol 2026-07-28, which "protocolVersion" pins; set "protocolVersion" to "auto" or "legacy" to use it (${raw})`
-							: code === "CONNECTION_CLOSED" || /connection closed/i.test(raw)
-								? `the server closed the connection during setup (${raw})`
-								: raw;
-		const tail = config.transport === "stdio" ? stderrTails.get(name)?.text() : undefined;
-		const stderr = tail ? `\nstderr (last lines):\n${firstLines(tail, 8)}` : "";
-		return new SetupFailed(
-			name,
-			clean(name, `MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run /mcp reconnect ${name}.`),
-		);
-	}
-
-	function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: string }; probe?: { timeoutMs: number } } {
-		if (config.protocolVersion === "legacy") return { mode: "legacy" };
-		const probe = { timeoutMs: Math.min(config.requestTimeoutMs, 10_000) };
-		return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
-	}
-
-	/** A `403 insufficient_scope` becomes a new sign-in link for the wider scope; anything else is returned as is. */
-	async function stepUp(name: string, error: unknown): Promise<unknown> {
+	async function stepUp(sdk: Sdk, name: string, error: unknown): Promise<unknown> {
 		const config = entries.get(name)?.config;
-		if (!options.auth || !config || !(await loadSdk()).InsufficientScopeError.isInstance(error)) return error;
+		if (!options.auth || !config || !sdk.InsufficientScopeError.isInstance(error)) return error;
 		return options.auth.stepUp(config, error);
 	}
 
@@ -390,85 +189,25 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		return options.auth.prepare(config);
 	}
 
+	/** Credentials are checked before anything connects: a missing one never costs a process or a request. */
 	async function open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
-		// Credentials are checked before anything connects: a missing one never costs a process or a request.
 		const authProvider = await credentials(config);
-		const sdk = await loadSdk();
-		if (signal.aborted) throw signal.reason;
 		const tail = tailOf(name);
-		tail.clear();
-		const wrapper = config.transport === "stdio" ? setsid() : null;
-		const owner = randomUUID();
-		const transport =
-			config.transport === "stdio"
-				? new sdk.StdioClientTransport({
-						command: wrapper ?? (config.command as string),
-						args: wrapper ? [config.command as string, ...config.args] : [...config.args],
-						env: { ...config.env, [OWNER_ENV]: owner },
-						cwd: config.cwd,
-						stderr: "pipe",
-					})
-				: new sdk.StreamableHTTPClientTransport(new URL(config.url as string), {
-						requestInit: { headers: { ...config.headers } },
-						...(authProvider ? { authProvider } : {}),
-					});
-		const spawned: { pid?: number } = {};
-		if (transport instanceof sdk.StdioClientTransport) {
-			transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
-			// The SDK forgets the pid when a connect fails; keep it to kill the group. An own-property
-			// wrapper leaves the class untouched, so the SDK still runs its probe sibling.
-			const start = transport.start.bind(transport);
-			transport.start = async () => {
-				await start();
-				spawned.pid = transport.pid ?? undefined;
-			};
-		}
-		const client = new sdk.Client(
-			{ name: options.clientInfo.name, version: options.clientInfo.version },
-			{ capabilities: {}, versionNegotiation: negotiation(config) },
-		);
-		const closing = { value: false };
-		client.onerror = () => {
-			// Transport errors surface through the failing request or `onclose`; never on the console.
-		};
-		try {
-			await client.connect(transport, { timeout: config.requestTimeoutMs, signal });
-		} catch (error) {
-			closing.value = true;
-			await client.close().catch(() => undefined);
-			if (config.transport === "stdio") await killAll(wrapper ? spawned.pid : undefined, owner);
-			throw await stepUp(name, error);
-		}
-		const live: Live = {
-			client,
-			pgid: wrapper ? spawned.pid : undefined,
-			owner: config.transport === "stdio" ? owner : undefined,
-			era: client.getProtocolEra?.() ?? "legacy",
-			protocolVersion: client.getNegotiatedProtocolVersion?.() ?? "unknown",
-			serverName: client.getServerVersion()?.name,
-			instructions: client.getInstructions(),
-			closing,
-		};
-		client.onclose = () => {
-			if (live.closing.value) return;
-			const current = connection(name);
-			if (current.state !== "ready" || current.live !== live) return;
-			const tailText = tail.text();
-			const stderr = tailText ? `\nstderr (last lines):\n${firstLines(tailText, 8)}` : "";
-			connections.set(name, {
-				state: "failed",
-				error: new SetupFailed(
-					name,
-					clean(name, `MCP server "${name}" closed the connection.${stderr}\nRun /mcp reconnect ${name} to start it again.`),
-				),
-			});
-			void killAll(live.pgid, live.owner);
-		};
-		return live;
+		return openServer(config, {
+			clientInfo: options.clientInfo,
+			signal,
+			authProvider,
+			tail,
+			mapError: async (error) => stepUp(await loadSdk(), name, error),
+			onClose: (live) => {
+				const current = connection(name);
+				if (current.state !== "ready" || current.live !== live) return;
+				connections.set(name, { state: "failed", error: closedError(name, tail.text(), (text) => clean(name, text)) });
+			},
+		});
 	}
 
-	/** Shared setup: the first caller starts it; everyone awaits the same promise. */
 	function ready(name: string, signal?: AbortSignal): Promise<Live> {
 		const config = configOf(name);
 		if (shutdown.signal.aborted) return Promise.reject(new CallFailed(name, "the MCP session has ended", "shutdown"));
@@ -496,8 +235,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 					throw new CallFailed(name, `the connection to MCP server "${name}" was reset while starting`, "closed");
 				});
 			},
-			(error: unknown) => {
-				const failure = setupMessage(config, error, abort.signal, timedOut());
+			async (error: unknown) => {
+				const end = { ended: shutdown.signal.aborted, aborted: abort.signal.aborted, timedOut: timedOut() };
+				const failure = await setupError(config, error, end, stderrTails.get(name)?.text(), (text) => clean(name, text));
 				const now = connection(name);
 				// Missing credentials do not latch: once the user signs in, the next call connects.
 				const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
@@ -537,7 +277,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			async (error: unknown) => {
 				const now = connection(name);
 				if (now.state === "ready" && now.live === live) connections.set(name, { ...now, listing: undefined });
-				throw callError(name, await stepUp(name, error), undefined);
+				throw await callError(name, error, undefined);
 			},
 		);
 		connections.set(name, { ...current, listing });
@@ -546,28 +286,33 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
 	const cancelledCall = (name: string) => new CallFailed(name, `the request to MCP server "${name}" was cancelled`, "cancelled");
 
-	function callError(name: string, error: unknown, signal: AbortSignal | undefined, tool?: string, request?: string): Error {
+	/** A failed request as `CallFailed` naming the server (a step-up link for `403 insufficient_scope`). */
+	async function callError(name: string, thrown: unknown, signal: AbortSignal | undefined, tool?: string, request?: string) {
+		const sdk = await loadSdk();
+		const error = await stepUp(sdk, name, thrown);
 		if (error instanceof CallFailed || error instanceof SetupFailed || error instanceof AuthRequired) return error;
 		const what = tool
-			? `tool "${tool}" on MCP server "${name}"`
+			? `tool "${escapeName(tool)}" on MCP server "${name}"`
 			: request
 				? `${request} on MCP server "${name}"`
 				: `the request to MCP server "${name}"`;
 		if (signal?.aborted) return new CallFailed(name, `${what} was cancelled`, "cancelled");
 		if (shutdown.signal.aborted) return new CallFailed(name, `${what} was stopped because the session ended`, "shutdown");
-		const code = (error as { code?: unknown }).code;
+		const { SdkError, SdkErrorCode: Code, ProtocolError, ProtocolErrorCode } = sdk;
+		const code = error instanceof SdkError ? error.code : undefined;
 		const timeout = entries.get(name)?.config?.requestTimeoutMs ?? 0;
-		if (code === "REQUEST_TIMEOUT") {
+		if (code === Code.RequestTimeout) {
 			return new CallFailed(name, `${what} timed out after ${Math.round(timeout / 1000)} s without progress`, "timeout");
 		}
-		if (code === "CONNECTION_CLOSED" || code === "NOT_CONNECTED") {
+		if (code === Code.ConnectionClosed || code === Code.NotConnected) {
 			return new CallFailed(
 				name,
 				clean(name, `${what} failed: the connection closed (${errorText(error)}). Run /mcp reconnect ${name}.`),
 				"closed",
 			);
 		}
-		if (code === "CAPABILITY_NOT_SUPPORTED" || code === "UNSUPPORTED_RESULT_TYPE" || code === -32021) {
+		const missingCapability = error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability;
+		if (code === Code.CapabilityNotSupported || code === Code.UnsupportedResultType || missingCapability) {
 			return new CallFailed(
 				name,
 				clean(
@@ -590,20 +335,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		const again = fresh.byName.get(toolName);
 		if (again) return { live, tool: again };
 		const reason = fresh.hidden.get(toolName);
-		if (reason) throw new CallFailed(name, `tool "${toolName}" on MCP server "${name}" ${reason}`, "refused");
-		const names = fresh.tools.map((tool) => tool.name);
+		if (reason) throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${reason}`, "refused");
+		const names = fresh.tools.map((tool) => escapeName(tool.name));
 		const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
 		throw new CallFailed(
 			name,
-			clean(name, `MCP server "${name}" has no tool "${toolName}"; available: ${list || "none"}`),
+			clean(name, `MCP server "${name}" has no tool "${escapeName(toolName)}"; available: ${list || "none"}`),
 			"refused",
 		);
-	}
-
-	async function closeLive(live: Live): Promise<void> {
-		live.closing.value = true;
-		await live.client.close().catch(() => undefined);
-		await killAll(live.pgid, live.owner);
 	}
 
 	async function reset(name: string): Promise<void> {
@@ -677,7 +416,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 					},
 				)) as CallToolResult;
 			} catch (error) {
-				throw callError(name, await stepUp(name, error), signal, toolName);
+				throw await callError(name, error, signal, toolName);
 			}
 		},
 
@@ -689,7 +428,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			try {
 				return await run(live.client, { signal, timeout: configOf(name).requestTimeoutMs });
 			} catch (error) {
-				throw callError(name, await stepUp(name, error), signal, undefined, what);
+				throw await callError(name, error, signal, undefined, what);
 			}
 		},
 
@@ -700,7 +439,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			const current = connection(name);
 			if (current.state === "ready") await index(name, current.live, true, signal).catch(() => undefined);
 			const entry = entries.get(name);
-			if (!entry) throw new CallFailed(name, `unknown MCP server "${name}"; configured: ${knownNames()}`, "refused");
+			if (!entry) throw new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames()}`, "refused");
 			return statusOf(entry);
 		},
 

@@ -1,10 +1,20 @@
 /**
- * The only module that loads the MCP SDK at runtime. `runtime.ts` imports it lazily on the first
- * connection so that registering the extension costs nothing.
+ * The only module that loads the MCP SDK at runtime: `sdk.ts` imports it on first use (a
+ * connection, a sign-in, or the model starting an `mcp` call) for the runtime and auth alike, so
+ * registering the extension costs nothing. Elsewhere the SDK is imported for types only.
  */
 export {
+	AuthorizationServerMismatchError,
+	auth,
 	Client,
+	ClientCredentialsProvider,
+	computeScopeUnion,
+	extractWWWAuthenticateParams,
 	InsufficientScopeError,
+	IssuerMismatchError,
+	OAuthError,
+	ProtocolError,
+	ProtocolErrorCode,
 	SdkError,
 	SdkErrorCode,
 	SdkHttpError,

@@ -47,6 +47,14 @@ type Work = {
 	/** A client registered during this run; stored together with the tokens it obtains. */
 	client?: StoredOAuthClientInformation;
 	discovery?: OAuthDiscoveryState;
+	/**
+	 * The run ends at a link (and its callback leg exchanges the code): nothing is stored until the
+	 * new tokens are, so a link that is never used, or a code exchange that fails, changes nothing
+	 * stored (discovery and client are written together with the tokens).
+	 */
+	deferred: boolean;
+	/** The callback leg's code exchange is running (the SDK must not retry it or invalidate anything). */
+	exchanging?: boolean;
 	state?: string;
 	redirectUri?: string;
 	verifier?: string;
@@ -55,6 +63,21 @@ type Work = {
 
 /** What a 401's `WWW-Authenticate` names. */
 export type Challenge = Readonly<{ scope?: string; resourceMetadataUrl?: URL }>;
+
+/**
+ * The authorization server refused the code exchange: thrown from `invalidateCredentials` so that the
+ * SDK neither discards stored credentials nor sends the spent code again.
+ */
+class ExchangeRefused extends Error {
+	override readonly name = "ExchangeRefused";
+	constructor(readonly refused: "client" | "grant") {
+		super(
+			refused === "client"
+				? 'the authorization server refused the client (invalid_client); check "oauth.clientId" and its secret'
+				: "the authorization server refused the authorization code (invalid_grant: expired, already used, or not issued for this sign-in)",
+		);
+	}
+}
 
 /** Stands for the link while the message around it is sanitised. */
 const LINK = "\u0000link\u0000";
@@ -174,8 +197,17 @@ export function createSignIn(ctx: AuthContext) {
 				// The SDK re-saves stored tokens to stamp them; their lifetime did not start now.
 				const same = current?.tokens?.access_token === tokens.access_token;
 				const expiresAt = same ? current?.expiresAt : expiresAtOf(tokens.expires_in, now());
+				const issuedAt = same ? current?.issuedAt : now();
 				const client = work.client ? { client: work.client } : {};
-				await update(account, { tokens, expiresAt, issuer: tokens.issuer ?? current?.issuer, ...client });
+				const discovery = work.deferred && work.discovery ? { discovery: work.discovery } : {};
+				await update(account, {
+					tokens,
+					expiresAt,
+					issuedAt,
+					issuer: tokens.issuer ?? current?.issuer,
+					...client,
+					...discovery,
+				});
 			},
 			redirectToAuthorization: (url: URL) => {
 				work.url = url.href;
@@ -207,10 +239,14 @@ export function createSignIn(ctx: AuthContext) {
 					);
 				}
 				work.discovery = state;
-				await update(account, { discovery: state });
+				if (!work.deferred) await update(account, { discovery: state });
 			},
 			discoveryState: () => work.discovery,
 			invalidateCredentials: async (scope) => {
+				// A refused exchange must not cost the stored sign-in (anyone with the link's state can send a code).
+				if (work.exchanging && (scope === "tokens" || scope === "client" || scope === "all")) {
+					throw new ExchangeRefused(scope === "tokens" ? "grant" : "client");
+				}
 				if (scope === "verifier") work.verifier = undefined;
 				if (scope === "discovery" || scope === "all") work.discovery = undefined;
 				if (scope === "client" || scope === "all") {
@@ -219,15 +255,15 @@ export function createSignIn(ctx: AuthContext) {
 				}
 				const patch: RecordPatch =
 					scope === "all"
-						? { tokens: undefined, expiresAt: undefined, client: undefined, discovery: undefined }
+						? { tokens: undefined, expiresAt: undefined, issuedAt: undefined, client: undefined, discovery: undefined }
 						: scope === "tokens"
-							? { tokens: undefined, expiresAt: undefined }
+							? { tokens: undefined, expiresAt: undefined, issuedAt: undefined }
 							: scope === "client"
 								? { client: undefined }
 								: scope === "discovery"
 									? { discovery: undefined }
 									: {};
-				if (Object.keys(patch).length > 0) await update(account, patch);
+				if (Object.keys(patch).length > 0 && !work.deferred) await update(account, patch);
 			},
 		};
 		// A client ID metadata document (CIMD) is the client ID where the authorization server supports it.
@@ -259,7 +295,14 @@ export function createSignIn(ctx: AuthContext) {
 		if (variable !== undefined && !env[variable]) throw missingVariable(config, "oauth.clientSecretEnv", variable);
 		// Only a refresh reuses the stored discovery; every new sign-in discovers afresh.
 		const refreshable = !run.force && record?.tokens?.refresh_token !== undefined;
-		const work: Work = { config, account, scope, register: run.register, discovery: refreshable ? record?.discovery : undefined };
+		const work: Work = {
+			config,
+			account,
+			scope,
+			register: run.register,
+			discovery: refreshable ? record?.discovery : undefined,
+			deferred: !refreshable,
+		};
 		const registered = config.oauth?.clientId !== undefined || (record?.client !== undefined && !run.register);
 		try {
 			// Without a refresh token the run ends at the link, and registration needs the redirect URI.
@@ -314,6 +357,8 @@ export function createSignIn(ctx: AuthContext) {
 		const code = params.get("code") ?? "";
 		remember(code);
 		const sdk = await loadSdk();
+		work.exchanging = true;
+		work.deferred = true;
 		try {
 			const result = await sdk.auth(hostProvider(work), {
 				serverUrl: config.url as string,

@@ -109,6 +109,9 @@ export function recordAccount(config: ServerConfig): string {
  * - `tokens`: as the SDK saved them (access and refresh token, scope, issuer stamp).
  * - `expiresAt`: when the access token expires (epoch ms), computed from `expires_in` when the
  *   tokens were saved; absent when the server gave no lifetime.
+ * - `issuedAt`: when the access token was received (epoch ms); with `expiresAt` it gives the
+ *   token's lifetime, a quarter of which (at most 30 s) is the expiry margin. Absent in records
+ *   written before it existed (the margin is then 30 s).
  * - `client`: dynamically registered client information (absent for a pre-registered `clientId`).
  * - `discovery`: the SDK's discovery state (RFC 9728 and RFC 8414 metadata; public documents).
  * - `issuer`: the authorization server the tokens and the client are bound to.
@@ -120,6 +123,7 @@ export type CredentialRecord = Readonly<{
 	version: 1;
 	tokens?: StoredOAuthTokens;
 	expiresAt?: number;
+	issuedAt?: number;
 	client?: StoredOAuthClientInformation;
 	discovery?: OAuthDiscoveryState;
 	issuer?: string;
@@ -148,6 +152,7 @@ export function parseRecord(text: string | undefined): CredentialRecord | undefi
 		version: RECORD_VERSION,
 		tokens: tokens as unknown as StoredOAuthTokens | undefined,
 		expiresAt: typeof value.expiresAt === "number" ? value.expiresAt : undefined,
+		issuedAt: typeof value.issuedAt === "number" ? value.issuedAt : undefined,
 		client:
 			isObject(value.client) && typeof value.client.client_id === "string"
 				? (value.client as unknown as StoredOAuthClientInformation)
@@ -163,8 +168,8 @@ export function parseRecord(text: string | undefined): CredentialRecord | undefi
 
 /** The JSON written to the keyring: exactly the record's fields, in a fixed order. */
 export function serializeRecord(record: CredentialRecord): string {
-	const { version, tokens, expiresAt, client, discovery, issuer, updatedAt } = record;
-	return JSON.stringify({ version, tokens, expiresAt, client, discovery, issuer, updatedAt });
+	const { version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt } = record;
+	return JSON.stringify({ version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt });
 }
 
 export async function readRecord(store: SecretStore, account: string): Promise<CredentialRecord | undefined> {

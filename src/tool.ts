@@ -19,13 +19,16 @@ export const ACTIONS = [
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
+/** Most items one page of a listing (`tools`, `resources`, `templates`, `prompts`) may ask for. */
+export const MAX_LIMIT = 200;
+
 export const parameters = Type.Object({
 	action: Type.Unsafe<Action>({ type: "string", enum: [...ACTIONS] }),
 	server: Type.Optional(Type.String()),
 	tool: Type.Optional(Type.String()),
 	args: Type.Optional(Type.Unsafe<unknown>({ description: "tool or prompt arguments (object)" })),
 	query: Type.Optional(Type.String()),
-	limit: Type.Optional(Type.Integer({ minimum: 1 })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT })),
 	cursor: Type.Optional(Type.String()),
 	uri: Type.Optional(Type.String()),
 	prompt: Type.Optional(Type.String()),

@@ -8,12 +8,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { runAction, type Session } from "../src/actions.ts";
+import { modelStatus, runAction, type Session, userStatus } from "../src/actions.ts";
 import { loadConfig } from "../src/config.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
-import type { Params } from "../src/tool.ts";
-import { LEGACY_EXIT, SERVER } from "./helpers/servers.ts";
+import { type Params, parameters } from "../src/tool.ts";
+import { HOSTILE, LEGACY_EXIT, SERVER } from "./helpers/servers.ts";
 
 const sessions: { session: Session; dir: string }[] = [];
 after(async () => {
@@ -190,3 +190,136 @@ describe("actions in both eras", async () => {
 		assert.equal(existsSync(path), false, "overflow files are removed at shutdown");
 	});
 });
+
+// ---------------------------------------------------------------------------------------------
+// Hostile listings and names (issue #13, items 2 and 3)
+
+/** Every character a name must never carry raw: controls, bidi, zero-width, tags, separators. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/u;
+const TITLE = "\u001b]0;pwned\u0007";
+
+async function hostileSession(): Promise<Session> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-hostile-"));
+	const servers = {
+		hx: { command: process.execPath, args: [HOSTILE] },
+		big: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "500" } },
+		[`evil\u001b[2J${TITLE}\u202e\u200b`]: { command: process.execPath, args: [HOSTILE] },
+	};
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
+	const session: Session = {
+		config,
+		runtime: createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "t", version: "0" } }),
+		overflow: createOverflowStore({ baseDir: dir }),
+	};
+	sessions.push({ session, dir });
+	return session;
+}
+
+describe("listings go through the output rules", async () => {
+	const session = await hostileSession();
+
+	for (const action of ["resources", "templates", "prompts"] as const) {
+		test(`${action}: no escape, no invisible character, one line per item`, async () => {
+			const text = textOf(await run(session, { action, server: "hx" }));
+			assert.doesNotMatch(text, INVISIBLE, JSON.stringify(text));
+			const count = action === "templates" ? 1 : 3;
+			assert.equal(text.split("\n").length, 1 + count, text);
+		});
+	}
+
+	test("a 200 KB listing is cut to the inline bound with the full listing in a file", async () => {
+		for (const action of ["resources", "prompts"] as const) {
+			const result = await run(session, { action, server: "big", limit: 200 });
+			const text = textOf(result);
+			assert.ok(Buffer.byteLength(text) <= 50 * 1024, `${action}: inline is ${Buffer.byteLength(text)} bytes`);
+			assert.doesNotMatch(text, INVISIBLE);
+			const path = /Full output: (\S+)\]$/.exec(text)?.[1];
+			assert.ok(path && existsSync(path), text.slice(-300));
+			const full = readFileSync(path, "utf8");
+			assert.match(full, new RegExp(`^big: 500 ${action === "resources" ? "resources" : "prompts"}\\n`));
+			assert.match(full, /… 300 more \(cursor "200"\)$/);
+			assert.equal(full.split("\n").length, 202);
+			assert.doesNotMatch(full, INVISIBLE);
+		}
+	});
+
+	test('"limit" has a maximum of 200', async () => {
+		for (const action of ["resources", "templates", "prompts", "tools"] as const) {
+			await assert.rejects(run(session, { action, server: "hx", limit: 201 }), {
+				message: `mcp ${action}: "limit" is at most 200`,
+			});
+		}
+		assert.equal((parameters.properties.limit as { maximum?: number }).maximum, 200, "the schema says so");
+	});
+});
+
+describe("names are shown escaped", async () => {
+	const session = await hostileSession();
+	const EVIL = String.raw`evil\u001b[2J\u001b]0;pwned\u0007\u202e\u200b`;
+
+	test("the tools listing: odd names escaped, no forged line", async () => {
+		const text = textOf(await run(session, { action: "tools", server: "hx" }));
+		assert.doesNotMatch(text, INVISIBLE, JSON.stringify(text));
+		assert.equal(text.split("\n").length, 6, text);
+		const names = text
+			.split("\n")
+			.slice(1)
+			.map((line) => line.split(":")[0]);
+		assert.deepEqual(names, [
+			String.raw`odd\nname`,
+			String.raw`esc\u001b[2J\u001b]0;title\u0007tool`,
+			String.raw`bidi\u202eevil\u2066x\u2069`,
+			String.raw`zw\u200bjoin\u{e0041}tag`,
+			"plain",
+		]);
+	});
+
+	test("a tool with an odd name is called by its exact name, or by the escaped form the listing shows", async () => {
+		const calls = [
+			["odd\nname", "odd-newline"],
+			[String.raw`odd\nname`, "odd-newline"],
+			["esc\u001b[2J\u001b]0;title\u0007tool", "odd-escapes"],
+			[String.raw`esc\u001b[2J\u001b]0;title\u0007tool`, "odd-escapes"],
+			["bidi\u202eevil\u2066x\u2069", "odd-bidi"],
+			["zw\u200bjoin\u{e0041}tag", "odd-invisible"],
+			[String.raw`zw\u200bjoin\u{e0041}tag`, "odd-invisible"],
+		];
+		for (const [tool = "", label] of calls) {
+			const result = await run(session, { action: "call", server: "hx", tool });
+			assert.equal(textOf(result), `called ${label}`, JSON.stringify(tool));
+		}
+		const described = textOf(await run(session, { action: "describe", server: "hx", tool: "odd\nname" }));
+		assert.match(described, /^hx\/odd\\nname\n/);
+	});
+
+	test("an unknown tool: the error shows the asked and available names escaped", async () => {
+		const error = await run(session, { action: "call", server: "hx", tool: "nope\u202e\n" }).catch((e: Error) => e);
+		assert.ok(error instanceof Error);
+		assert.doesNotMatch(error.message, INVISIBLE, JSON.stringify(error.message));
+		assert.match(error.message, /has no tool "nope\\u202e\\n"; available: odd\\nname, esc\\u001b\[2J/);
+	});
+
+	test("status: an invalid configured name is an error that shows it escaped", () => {
+		const status = textOf(runStatus(session));
+		assert.doesNotMatch(status, INVISIBLE, JSON.stringify(status));
+		assert.ok(status.includes(`${EVIL}: invalid`), status);
+		assert.ok(status.includes(`error: server "${EVIL}" (`), status);
+		assert.match(status, /server names may use letters, digits, - and _ only/);
+		const user = userStatus(session);
+		assert.doesNotMatch(user, INVISIBLE, JSON.stringify(user));
+		assert.ok(user.includes(`  ${EVIL}: invalid`), user);
+	});
+
+	test('"unknown MCP server … configured: …" shows both escaped', async () => {
+		const error = await run(session, { action: "tools", server: "nope\u001b[2J\u2066" }).catch((e: Error) => e);
+		assert.ok(error instanceof Error);
+		assert.doesNotMatch(error.message, INVISIBLE, JSON.stringify(error.message));
+		assert.equal(error.message, String.raw`unknown MCP server "nope\u001b[2J\u2066"; configured: hx, big, ` + EVIL);
+	});
+});
+
+function runStatus(session: Session) {
+	return { content: [{ type: "text", text: modelStatus(session.runtime.status()) }] };
+}

@@ -197,6 +197,7 @@ describe("authorization code", { timeout: 60_000 }, () => {
 			"version",
 			"tokens",
 			"expiresAt",
+			"issuedAt",
 			"client",
 			"discovery",
 			"issuer",
@@ -429,6 +430,55 @@ describe("authorization code", { timeout: 60_000 }, () => {
 		assert.equal(await h.auth.logout(config), false);
 		await expectLink(h.auth.prepare(config));
 		await assert.rejects(h.auth.login(httpServer("plain", rs().mcpUrl.href)), /does not sign in through a browser/);
+	});
+
+	test("a failed code exchange (invalid_grant) during /mcp login changes nothing stored", async () => {
+		const h = harness();
+		const config = oauthServer("keepgrant");
+		const signedIn = h.nextNote();
+		await approve(await expectLink(h.auth.prepare(config)));
+		assert.equal((await signedIn).ok, true);
+		const before = h.store.entries().get(recordAccount(config));
+		// Anyone holding the link's state could send a bad code; the working sign-in must survive it.
+		const browsed = await approve(await h.auth.login(config), { deliver: false });
+		const forged = new URL(browsed.redirect.href);
+		forged.searchParams.set("code", "forged-code-0123456789");
+		const failed = h.nextNote();
+		assert.equal(await h.auth.complete(config, forged.href), "failed");
+		const note = await failed;
+		messages.push(note.message);
+		assert.equal(note.ok, false);
+		assert.match(
+			note.message,
+			/^Sign-in to MCP server "keepgrant" failed: .*invalid_grant.*\. Run \/mcp login keepgrant for a new link\.$/,
+		);
+		assert.equal(h.store.entries().get(recordAccount(config)), before, "the record is byte for byte the same");
+		const client = await connect(config, await h.auth.prepare(config));
+		assert.equal((await whoami(client)).sub, "alice", "the stored tokens still work");
+	});
+
+	test("a failed code exchange (invalid_client) changes nothing stored either", async () => {
+		const { id, secret } = rs().as.clients.confidential;
+		secrets.add(secret);
+		const config = oauthServer("keepclient", { clientId: id, clientSecretEnv: "CONF_SECRET", issuer: rs().as.issuer });
+		const good = harness({ CONF_SECRET: secret });
+		const signedIn = good.nextNote();
+		await approve(await expectLink(good.auth.prepare(config)));
+		assert.equal((await signedIn).ok, true);
+		const before = good.store.entries().get(recordAccount(config));
+		assert.ok(before);
+		// Another session, same keyring, whose secret the authorization server refuses.
+		const bad = harness({ CONF_SECRET: "wrong-secret-0123456789" }, good.store);
+		const browsed = await approve(await bad.auth.login(config), { deliver: false });
+		const failed = bad.nextNote();
+		assert.equal(await bad.auth.complete(config, browsed.redirect.href), "failed");
+		const note = await failed;
+		messages.push(note.message);
+		assert.equal(note.ok, false);
+		assert.match(note.message, /^Sign-in to MCP server "keepclient" failed: .*refused the client/);
+		assert.equal(good.store.entries().get(recordAccount(config)), before, "the record is byte for byte the same");
+		const client = await connect(config, await good.auth.prepare(config));
+		assert.equal((await whoami(client)).clientId, id);
 	});
 
 	test("pre-registered public client with its exact issuer: no registration, the link names the client", async () => {

@@ -29,9 +29,13 @@ const FIGURE_LINES = [
 	/^5 context cost: \d+ tokens .+ \(baselines: Pi built-in direct \d+, built-in codemode \d+, pi-mcp-adapter \d+; .+\) · target /m,
 	/^6 coalescing legacy: 16 concurrent first calls → .+ · target /m,
 	/^6 coalescing auto: 16 concurrent first calls → .+ · target /m,
+	/^8 first-call wait legacy: cold .+, warm .+ \(peers cold \/ warm: .+\) · target /m,
+	/^8 first-call wait auto: cold .+, warm .+ \(peers cold \/ warm: .+\) · target /m,
+	/^9 launch to first result, 1 server: pi-mcp .+ \(peers: .+\) · target /m,
+	/^9 launch to first result, \d+ servers: pi-mcp .+ \(peers: .+\) · target /m,
 ];
 
-test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 120_000 }, async () => {
+test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 300_000 }, async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-bench-smoke-"));
 	const results = join(dir, "RESULTS.md");
 	try {

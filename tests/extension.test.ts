@@ -246,6 +246,9 @@ describe("the /mcp command in a real Pi", () => {
 			assert.match(statusText, /uses http: to a non-loopback host/);
 			assert.match(statusText, /Ignored Pi-only keys.*fx \(exposure\)/);
 			assert.deepEqual(readWire(log), [], "/mcp status never connects");
+			// Without arguments: the manager is for the TUI only; RPC (and print, JSON) keep the plain status.
+			const bare = await rpc.prompt("/mcp");
+			assert.match(String(bare.uiRequests[0]?.message ?? ""), /^MCP servers \(pi-mcp\):\n {2}fx: idle/);
 
 			const tools = await rpc.prompt("/mcp tools fx");
 			const toolsText = tools.uiRequests.map((request) => String(request.message ?? "")).join("\n");

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -41,9 +42,18 @@ function deadPid(): number {
 	return pid;
 }
 
-function owner(pid: number, host = hostname()): LockOwner {
-	return { pid, host, createdAt: new Date(Date.now() - 3_600_000).toISOString(), nonce: randomUUID() };
+function owner(pid: number, host = hostname(), extra: Partial<LockOwner> = {}): LockOwner {
+	return { pid, host, createdAt: new Date(Date.now() - 3_600_000).toISOString(), nonce: randomUUID(), ...extra };
 }
+
+const bootId = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+/** Field 22 of /proc/<pid>/stat: when the process started, in clock ticks since boot. */
+const startTime = (pid: number) => {
+	const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+	return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+};
+/** What a live process would record: this boot, its real start time. */
+const live = (pid: number): Partial<LockOwner> => ({ bootId: bootId(), startTime: startTime(pid) });
 
 async function busy(promise: Promise<unknown>): Promise<LockBusy> {
 	const error = await promise.then(
@@ -55,7 +65,7 @@ async function busy(promise: Promise<unknown>): Promise<LockBusy> {
 }
 
 describe("lock file", () => {
-	test("exclusive create, mode 0600 in a 0700 directory, only pid/host/createdAt/nonce; release removes it", async () => {
+	test("exclusive create, mode 0600 in a 0700 directory, only pid/host/createdAt/nonce/bootId/startTime; release removes it", async () => {
 		const dir = await lockDir();
 		const path = join(dir, "record.lock");
 		const lock = await acquireLock(path);
@@ -63,8 +73,10 @@ describe("lock file", () => {
 		assert.equal((await stat(dir)).mode & 0o777, 0o700);
 		assert.equal((await stat(path)).mode & 0o777, 0o600);
 		const content = JSON.parse(await readFile(path, "utf8"));
-		assert.deepEqual(Object.keys(content), ["pid", "host", "createdAt", "nonce"]);
+		assert.deepEqual(Object.keys(content), ["pid", "host", "createdAt", "nonce", "bootId", "startTime"]);
 		assert.equal(content.pid, process.pid);
+		assert.equal(content.bootId, bootId());
+		assert.equal(content.startTime, startTime(process.pid));
 		assert.equal(content.host, hostname());
 		assert.ok(Math.abs(Date.parse(content.createdAt) - Date.now()) < 10_000);
 		assert.match(content.nonce, /^[0-9a-f-]{36}$/);
@@ -138,11 +150,53 @@ describe("lock file", () => {
 		const dir = await lockDir();
 		const path = join(dir, "record.lock");
 		// pid 1 is alive (and usually not ours to signal: EPERM still means alive).
-		const ancient = { ...owner(1), createdAt: "2001-01-01T00:00:00.000Z" };
+		const ancient = { ...owner(1, hostname(), live(1)), createdAt: "2001-01-01T00:00:00.000Z" };
 		await writeFile(path, JSON.stringify(ancient), { mode: 0o600 });
 		const error = await busy(acquireLock(path, { timeoutMs: 200 }));
 		assert.equal(error.alive, true);
 		assert.deepEqual(await readLockOwner(path), ancient);
+	});
+
+	test("a reused pid: a live process that started later than the holder is not the holder: reclaimed", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		// The test runner (our parent) is alive; the recorded holder with that pid started earlier.
+		const reused = owner(process.ppid, hostname(), { ...live(process.ppid), startTime: startTime(process.ppid) - 1 });
+		await writeFile(path, JSON.stringify(reused), { mode: 0o600 });
+		assert.equal(await lockOwnerAlive(reused), false);
+		const lock = await acquireLock(path, { timeoutMs: 1000 });
+		assert.equal(lock.reclaimed, true);
+		await lock.release();
+		assert.deepEqual(await readdir(dir), []);
+	});
+
+	test("a lock from a previous boot is reclaimed, even when a process with its pid and start time runs now", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		const previous = owner(process.ppid, hostname(), { ...live(process.ppid), bootId: "00000000-0000-4000-8000-000000000000" });
+		await writeFile(path, JSON.stringify(previous), { mode: 0o600 });
+		assert.equal(await lockOwnerAlive(previous), false);
+		const lock = await acquireLock(path, { timeoutMs: 1000 });
+		assert.equal(lock.reclaimed, true);
+		await lock.release();
+	});
+
+	test("a container with the same host name: its holder's pid is another process here, never a live holder", async () => {
+		const dir = await lockDir();
+		const path = join(dir, "record.lock");
+		// In its pid namespace the holder was pid 1; here pid 1 is init, which started at another time.
+		const container = owner(1, hostname(), { ...live(1), startTime: startTime(1) + 987_654 });
+		await writeFile(path, JSON.stringify(container), { mode: 0o600 });
+		assert.equal(await lockOwnerAlive(container), false);
+		const lock = await acquireLock(path, { timeoutMs: 1000 });
+		assert.equal(lock.reclaimed, true);
+		await lock.release();
+	});
+
+	test("a live holder with this boot and its start time is alive; a lock without them (older version) is judged by pid", async () => {
+		assert.equal(await lockOwnerAlive(owner(process.ppid, hostname(), live(process.ppid))), true);
+		assert.equal(await lockOwnerAlive(owner(process.ppid)), true);
+		assert.equal(await lockOwnerAlive(owner(deadPid())), false);
 	});
 
 	test("a lock with this process's pid but a nonce it does not hold is a previous process's: reclaimed", async () => {

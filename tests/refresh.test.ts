@@ -57,8 +57,8 @@ const lockDir = (): string => state.lockDir as string;
 const hash = (value: string | undefined) => (value ? createHash("sha256").update(value).digest("hex").slice(0, 16) : undefined);
 
 /** What the authorization server did since `mark()`. */
-function mark() {
-	const events = rs().as.events;
+function mark(server = rs()) {
+	const events = server.as.events;
 	const start = { grants: events.grants.length, revoked: events.revoked.length, errors: events.errors.length };
 	return () => ({
 		refreshGrants: events.grants.slice(start.grants).filter((grant) => grant === "refresh_token").length,
@@ -93,8 +93,8 @@ function session(clock = { now: Date.now() }, locks = lockDir()) {
 }
 
 /** Signs `name` in through the real AS (headless browser) and returns its config and record. */
-async function signIn(name: string): Promise<{ config: ServerConfig; account: string; record: CredentialRecord }> {
-	const config = httpServer(name, rs().mcpUrl.href, { oauth: {} });
+async function signIn(name: string, server = rs()): Promise<{ config: ServerConfig; account: string; record: CredentialRecord }> {
+	const config = httpServer(name, server.mcpUrl.href, { oauth: {} });
 	const account = recordAccount(config);
 	state.accounts.push(account);
 	const s = session();
@@ -121,8 +121,8 @@ async function expire(account: string): Promise<CredentialRecord> {
 	return expired;
 }
 
-function worker(name: string, extra: Partial<WorkerArgs> = {}): Worker {
-	const args: WorkerArgs = { url: rs().mcpUrl.href, name, lockDir: lockDir(), ...extra };
+function worker(name: string, extra: Partial<WorkerArgs> = {}, server = rs()): Worker {
+	const args: WorkerArgs = { url: server.mcpUrl.href, name, lockDir: lockDir(), ...extra };
 	return startWorker(WORKER, [JSON.stringify(args)]);
 }
 
@@ -176,6 +176,26 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assertAllSucceeded(results, stored);
 		assert.equal(workers.filter((w) => w.events.some((e) => e.event === "refreshing")).length, 1, "one process refreshed");
 		assert.deepEqual(await lockFiles(), [], "no lock file left");
+	});
+
+	test("tokens valid 10 s: 8 processes make exactly one refresh grant (a token just received is never expired)", async () => {
+		// With a fixed 30 s margin a 10 s token counts as expired the moment it arrives: every process
+		// and every request refreshed again. The margin is min(30 s, a quarter of the lifetime).
+		const short = (await startProtectedMcp({ accessTokenTTL: 10 })) as Rs;
+		cleanups.push(() => short.close());
+		const { account } = await signIn("short-lived", short);
+		await expire(account);
+		const since = mark(short);
+		const workers = Array.from({ length: 8 }, () => worker("short-lived", { waitGo: true }, short));
+		for (const w of workers) await w.next("ready");
+		for (const w of workers) w.send("go");
+		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const seen = since();
+		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
+		assert.deepEqual(seen.revoked, []);
+		assert.deepEqual(seen.errors, []);
+		assertAllSucceeded(results, await readRecord(store, account));
+		assert.deepEqual(await lockFiles(), []);
 	});
 
 	test("the same with the processes started and released in a random order", async (t) => {
@@ -239,7 +259,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assert.equal((await stat(lockDir())).mode & 0o777, 0o700);
 		assert.equal((await stat(lockPath)).mode & 0o777, 0o600);
 		const owner = JSON.parse(held);
-		assert.deepEqual(Object.keys(owner), ["pid", "host", "createdAt", "nonce"]);
+		assert.deepEqual(Object.keys(owner), ["pid", "host", "createdAt", "nonce", "bootId", "startTime"]);
 		assert.equal(owner.pid, holder.pid);
 		assert.equal(owner.host, hostname());
 		const stored = await readRecord(store, account);
@@ -312,10 +332,10 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 	test("a session whose token expired in memory adopts the one another process rotated, without refreshing", async () => {
 		const { config, account } = await signIn("adopt-expired");
-		// The session loaded a token that it will see expire 10 s from now.
+		// The session loaded a token that it will see expire (40 s left of a 40 s lifetime: margin 10 s).
 		const current = await readRecord(store, account);
 		assert.ok(current);
-		await writeRecord(store, account, { ...current, expiresAt: Date.now() + 40_000 });
+		await writeRecord(store, account, { ...current, expiresAt: Date.now() + 40_000, issuedAt: Date.now() });
 		const s = session();
 		const client = await connect(config, s.auth);
 		assert.equal(await whoami(client), "alice");
@@ -327,7 +347,7 @@ describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 		assert.equal(since().refreshGrants, 1);
 		const rotated = await readRecord(store, account);
 		// Later, this session's token has expired too: it adopts the rotated one.
-		s.clock.now += 20_000;
+		s.clock.now += 35_000;
 		assert.equal(await whoami(client), "alice");
 		const seen = since();
 		assert.equal(seen.refreshGrants, 1, `no second refresh: ${JSON.stringify(seen)}`);

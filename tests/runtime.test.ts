@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { loadConfig } from "../src/config.ts";
 import { CallFailed, SetupFailed } from "../src/errors.ts";
-import { createRuntime, type Runtime, sdkNotices } from "../src/runtime.ts";
+import { createRuntime, type Runtime } from "../src/runtime.ts";
+import { sdkNotices } from "../src/sdk.ts";
 import {
 	CRASH,
 	count,

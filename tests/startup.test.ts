@@ -1,6 +1,6 @@
 /**
  * What starting costs: registration and `session_start` load only the registration, configuration
- * and rendering modules; the rest of pi-mcp (actions, runtime, errors) loads on the first use of the
+ * and rendering modules; the rest of pi-mcp (actions, runtime, connect, errors, the SDK loader) loads on the first use of the
  * tool or the command, and the MCP SDK when the model starts writing an `mcp` call (or a server
  * connects). Checked with module hooks in a child process (bench figure 1 measures the time).
  */
@@ -56,7 +56,16 @@ test("registration and session_start load only index, tool, config, schema, rend
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
 	const status = lines.find((line) => line.startsWith("-- status:"));
 	assert.equal(status, "-- status: s1: idle · stdio");
-	assert.deepEqual(phase("-- session started", status), ["actions.ts", "content.ts", "errors.ts", "runtime.ts"]);
+	assert.deepEqual(phase("-- session started", status), [
+		"actions.ts",
+		"async.ts",
+		"connect.ts",
+		"content.ts",
+		"errors.ts",
+		"processes.ts",
+		"runtime.ts",
+		"sdk.ts",
+	]);
 	assert.deepEqual(phase(status, "-- another tool streamed"), []);
 	// The model starting an `mcp` call loads the SDK while the arguments stream (nothing connects).
 	assert.deepEqual(phase("-- another tool streamed", "-- mcp streamed"), ["SDK", "sdk.lazy.ts"]);

@@ -8,6 +8,8 @@ export const SERVER = join(FIXTURES, "server.mjs");
 export const LEGACY_EXIT = join(FIXTURES, "legacy-exit-on-probe.mjs");
 export const HANG = join(FIXTURES, "hang.mjs");
 export const CRASH = join(FIXTURES, "crash.mjs");
+/** Hostile names and listings (tests/fixtures/hostile.mjs). */
+export const HOSTILE = join(FIXTURES, "hostile.mjs");
 
 export type WireLine = Readonly<{ pid: number; method?: string; event?: string }>;
 

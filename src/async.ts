@@ -1,0 +1,43 @@
+/** Small promise helpers shared by every module (one copy each). */
+
+/**
+ * `make` runs on the first call only; later calls get the same value. A rejected promise is
+ * forgotten, so the next call tries again (a failed import or directory check is not latched).
+ */
+export function once<T>(make: () => T): () => T {
+	const slot: { value?: { current: T } } = {};
+	return () => {
+		if (slot.value) return slot.value.current;
+		const current = make();
+		slot.value = { current };
+		if (current instanceof Promise) {
+			current.catch(() => {
+				if (slot.value?.current === current) slot.value = undefined;
+			});
+		}
+		return current;
+	};
+}
+
+/** Resolves after `ms`. Not unref()ed: teardown must finish even when nothing else keeps the loop alive. */
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** Races a promise against a caller's signal, without cancelling the shared work. */
+export function awaitWith<T>(promise: Promise<T>, signal: AbortSignal | undefined, onAbort: () => Error): Promise<T> {
+	if (!signal) return promise;
+	if (signal.aborted) return Promise.reject(onAbort());
+	return new Promise<T>((resolve, reject) => {
+		const abort = () => reject(onAbort());
+		signal.addEventListener("abort", abort, { once: true });
+		promise.then(
+			(value) => {
+				signal.removeEventListener("abort", abort);
+				resolve(value);
+			},
+			(error: unknown) => {
+				signal.removeEventListener("abort", abort);
+				reject(error);
+			},
+		);
+	});
+}

@@ -1,0 +1,174 @@
+/**
+ * Opens one server: the transport (a stdio child in its own process group, marked with an owner
+ * value, or Streamable HTTP with the narrow auth provider), era negotiation, and setup failures as
+ * one clear message with the stderr tail. Closing kills the process group and sweeps what escaped
+ * it. The connection table that decides when to open lives in `runtime.ts`.
+ */
+import { randomUUID } from "node:crypto";
+import type { AuthProvider, Client } from "@modelcontextprotocol/client";
+import type { ServerConfig } from "./config.ts";
+import { AuthRequired, errorText, SetupFailed } from "./errors.ts";
+import type { TailBuffer } from "./output.ts";
+import { killAll, OWNER_ENV, setsid } from "./processes.ts";
+import { loadSdk } from "./sdk.ts";
+
+export type ClientInfo = Readonly<{ name: string; version: string }>;
+
+/** An open connection. */
+export type Live = Readonly<{
+	client: Client;
+	/** Process group of a stdio server (setsid makes the child its leader). */
+	pgid?: number;
+	/** Value of `OWNER_ENV` given to a stdio server's processes. */
+	owner?: string;
+	era: string;
+	protocolVersion: string;
+	serverName?: string;
+	instructions?: string;
+	/** Set when we close on purpose, so `onclose` does not latch a failure. */
+	closing: { value: boolean };
+}>;
+
+export type OpenOptions = Readonly<{
+	clientInfo: ClientInfo;
+	signal: AbortSignal;
+	authProvider?: AuthProvider;
+	/** The server's stderr tail (cleared here). */
+	tail: TailBuffer;
+	/** The connection closed without being asked to (the server exited or the stream ended). */
+	onClose: (live: Live) => void;
+	/** Maps a failed connect's error (a step-up link for `403 insufficient_scope`). */
+	mapError: (error: unknown) => Promise<unknown>;
+}>;
+
+/** Why a setup ended, for `setupError`. */
+export type SetupEnd = Readonly<{ ended: boolean; aborted: boolean; timedOut: boolean }>;
+
+/** The last `count` lines of `text`. */
+export function lastLines(text: string, count: number): string {
+	return text.split("\n").slice(-count).join("\n");
+}
+
+function stderrOf(tail: string | undefined): string {
+	return tail ? `\nstderr (last lines):\n${lastLines(tail, 8)}` : "";
+}
+
+function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: string }; probe?: { timeoutMs: number } } {
+	if (config.protocolVersion === "legacy") return { mode: "legacy" };
+	const probe = { timeoutMs: Math.min(config.requestTimeoutMs, 10_000) };
+	return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
+}
+
+/** A failed setup as one message saying what happened and what to do; `AuthRequired` passes as is. */
+export async function setupError(
+	config: ServerConfig,
+	error: unknown,
+	end: SetupEnd,
+	tail: string | undefined,
+	clean: (text: string) => string,
+): Promise<Error> {
+	const name = config.name;
+	if (error instanceof AuthRequired) return error;
+	const { SdkError, SdkErrorCode } = await loadSdk();
+	const raw = errorText(error);
+	const sdkCode = error instanceof SdkError ? error.code : undefined;
+	const reason = end.ended
+		? "setup was cancelled because the session ended"
+		: end.aborted && !end.timedOut
+			? "setup was cancelled by a reconnect"
+			: end.timedOut
+				? `setup did not finish within ${Math.round(config.requestTimeoutMs / 1000)} s`
+				: (error as NodeJS.ErrnoException).code === "ENOENT"
+					? `command "${config.command}" was not found (check "command" and PATH)`
+					: sdkCode === SdkErrorCode.EraNegotiationFailed && config.protocolVersion === "2026-07-28"
+						? `the server does not offer protocol 2026-07-28, which "protocolVersion" pins; set "protocolVersion" to "auto" or "legacy" to use it (${raw})`
+						: sdkCode === SdkErrorCode.ConnectionClosed || /connection closed/i.test(raw)
+							? `the server closed the connection during setup (${raw})`
+							: raw;
+	const stderr = config.transport === "stdio" ? stderrOf(tail) : "";
+	return new SetupFailed(
+		name,
+		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run /mcp reconnect ${name}.`),
+	);
+}
+
+/** The connection closed by itself: what to tell the next caller. */
+export function closedError(name: string, tail: string, clean: (text: string) => string): SetupFailed {
+	return new SetupFailed(
+		name,
+		clean(`MCP server "${name}" closed the connection.${stderrOf(tail)}\nRun /mcp reconnect ${name} to start it again.`),
+	);
+}
+
+/** Connects one server; on failure everything started is closed and killed before rejecting. */
+export async function openServer(config: ServerConfig, options: OpenOptions): Promise<Live> {
+	const { signal, tail } = options;
+	const sdk = await loadSdk();
+	if (signal.aborted) throw signal.reason;
+	tail.clear();
+	const wrapper = config.transport === "stdio" ? setsid() : null;
+	const owner = randomUUID();
+	const transport =
+		config.transport === "stdio"
+			? new sdk.StdioClientTransport({
+					command: wrapper ?? (config.command as string),
+					args: wrapper ? [config.command as string, ...config.args] : [...config.args],
+					env: { ...config.env, [OWNER_ENV]: owner },
+					cwd: config.cwd,
+					stderr: "pipe",
+				})
+			: new sdk.StreamableHTTPClientTransport(new URL(config.url as string), {
+					requestInit: { headers: { ...config.headers } },
+					...(options.authProvider ? { authProvider: options.authProvider } : {}),
+				});
+	const spawned: { pid?: number } = {};
+	if (transport instanceof sdk.StdioClientTransport) {
+		transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+		// The SDK forgets the pid when a connect fails; keep it to kill the group. An own-property
+		// wrapper leaves the class untouched, so the SDK still runs its probe sibling.
+		const start = transport.start.bind(transport);
+		transport.start = async () => {
+			await start();
+			spawned.pid = transport.pid ?? undefined;
+		};
+	}
+	const client = new sdk.Client(
+		{ name: options.clientInfo.name, version: options.clientInfo.version },
+		{ capabilities: {}, versionNegotiation: negotiation(config) },
+	);
+	const closing = { value: false };
+	client.onerror = () => {
+		// Transport errors surface through the failing request or `onclose`; never on the console.
+	};
+	try {
+		await client.connect(transport, { timeout: config.requestTimeoutMs, signal });
+	} catch (error) {
+		closing.value = true;
+		await client.close().catch(() => undefined);
+		if (config.transport === "stdio") await killAll(wrapper ? spawned.pid : undefined, owner);
+		throw await options.mapError(error);
+	}
+	const live: Live = {
+		client,
+		pgid: wrapper ? spawned.pid : undefined,
+		owner: config.transport === "stdio" ? owner : undefined,
+		era: client.getProtocolEra?.() ?? "legacy",
+		protocolVersion: client.getNegotiatedProtocolVersion?.() ?? "unknown",
+		serverName: client.getServerVersion()?.name,
+		instructions: client.getInstructions(),
+		closing,
+	};
+	client.onclose = () => {
+		if (live.closing.value) return;
+		options.onClose(live);
+		void killAll(live.pgid, live.owner);
+	};
+	return live;
+}
+
+/** Closes on purpose: the client, then the process group and whatever carries the owner mark. */
+export async function closeLive(live: Live): Promise<void> {
+	live.closing.value = true;
+	await live.client.close().catch(() => undefined);
+	await killAll(live.pgid, live.owner);
+}

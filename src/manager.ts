@@ -1,0 +1,430 @@
+/**
+ * The `/mcp` manager in Pi's interactive TUI, built from pi-tui components: servers with state,
+ * protocol, tool count and source; per server its tools (searchable, schema on pick), reconnect,
+ * login (the link), logout (asks first), stderr tail and last error. Escape goes back, and closes
+ * from the server list. States update while it is open. Loaded only when opened.
+ */
+import { DynamicBorder, type ExtensionContext, type Theme } from "@earendil-works/pi-coding-agent";
+import {
+	type Component,
+	Input,
+	type KeybindingsManager,
+	type SelectItem,
+	SelectList,
+	type TUI,
+	truncateToWidth,
+	wrapTextWithAnsi,
+} from "@earendil-works/pi-tui";
+import { matchingTools, oneLine, type Session } from "./actions.ts";
+import type { Auth } from "./auth.ts";
+import type { ServerConfig } from "./config.ts";
+import { sanitize, stripTerminal } from "./output.ts";
+import type { ServerStatus } from "./runtime.ts";
+
+export type ManagerSession = Session & Readonly<{ auth: Auth }>;
+
+/** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
+const TICK_MS = 250;
+const CREDENTIALS_EVERY = 8;
+const TEXT_ROWS = 18;
+
+type Screen = Readonly<{
+	header: () => readonly string[];
+	body: () => Component;
+	hint: string;
+	input: (data: string) => void;
+	/** Called on every tick with changed states. */
+	changed?: () => void;
+}>;
+
+type Ui = Readonly<{
+	tui: TUI;
+	theme: Theme;
+	kb: KeybindingsManager;
+	session: ManagerSession;
+	view: { stack: readonly Screen[]; credentials: ReadonlyMap<string, string>; message?: string };
+	push: (screen: Screen) => void;
+	back: () => void;
+}>;
+
+function list(ui: Ui, items: SelectItem[], onSelect: (item: SelectItem) => void, selected = 0): SelectList {
+	const { theme } = ui;
+	const select = new SelectList(items, Math.min(Math.max(items.length, 1), 10), {
+		selectedPrefix: (text) => theme.fg("accent", text),
+		selectedText: (text) => theme.fg("accent", text),
+		description: (text) => theme.fg("muted", text),
+		scrollInfo: (text) => theme.fg("dim", text),
+		noMatch: (text) => theme.fg("warning", text),
+	});
+	select.setSelectedIndex(Math.min(selected, Math.max(items.length - 1, 0)));
+	select.onSelect = onSelect;
+	select.onCancel = () => ui.back();
+	return select;
+}
+
+function statusOf(ui: Ui, name: string): ServerStatus | undefined {
+	return ui.session.runtime.status().find((status) => status.name === name);
+}
+
+function facts(status: ServerStatus): string {
+	return [
+		status.state,
+		status.transport,
+		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
+		status.toolCount !== undefined ? `${status.toolCount} tool${status.toolCount === 1 ? "" : "s"}` : undefined,
+	]
+		.filter(Boolean)
+		.join(" · ");
+}
+
+function stateColor(state: string): "success" | "error" | "warning" | "muted" {
+	if (state === "ready") return "success";
+	if (state === "failed" || state === "invalid") return "error";
+	if (state === "connecting") return "warning";
+	return "muted";
+}
+
+function oauthConfig(ui: Ui, name: string): ServerConfig | undefined {
+	const config = ui.session.config.servers.find((entry) => entry.name === name)?.config;
+	return config?.auth === "oauth" ? config : undefined;
+}
+
+/** A scrollable text: up/down/page keys scroll, Escape goes back. */
+function textScreen(ui: Ui, title: string, text: () => string): Screen {
+	const scroll = { top: 0, rows: 0 };
+	return {
+		header: () => [ui.theme.fg("accent", ui.theme.bold(title))],
+		hint: "↑↓ PgUp PgDn scroll · esc back",
+		body: () => ({
+			invalidate: () => undefined,
+			render: (width) => {
+				const lines = text()
+					.split("\n")
+					.flatMap((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
+				scroll.rows = lines.length;
+				scroll.top = Math.max(0, Math.min(scroll.top, lines.length - TEXT_ROWS));
+				const shown = lines.slice(scroll.top, scroll.top + TEXT_ROWS).map((line) => ` ${line}`);
+				const more =
+					lines.length > TEXT_ROWS
+						? [ui.theme.fg("dim", ` (${scroll.top + 1}–${scroll.top + shown.length} of ${lines.length})`)]
+						: [];
+				return [...shown, ...more];
+			},
+		}),
+		input: (data) => {
+			const { kb } = ui;
+			if (kb.matches(data, "tui.select.cancel")) return ui.back();
+			const step = kb.matches(data, "tui.select.up")
+				? -1
+				: kb.matches(data, "tui.select.down")
+					? 1
+					: kb.matches(data, "tui.select.pageUp")
+						? -TEXT_ROWS
+						: kb.matches(data, "tui.select.pageDown")
+							? TEXT_ROWS
+							: 0;
+			scroll.top = Math.max(0, Math.min(scroll.top + step, scroll.rows - TEXT_ROWS));
+		},
+	};
+}
+
+/** A server's tools: type to search (the `mcp` tool's own search), pick one to see its schema. */
+function toolsScreen(ui: Ui, name: string): Screen {
+	const search = new Input({ prompt: "search: ", placeholder: "type to filter" });
+	search.focused = true;
+	const state: { select?: SelectList; note: string; asked: number } = { note: "connecting…", asked: 0 };
+	const load = (query: string) => {
+		const asked = state.asked + 1;
+		state.asked = asked;
+		matchingTools(ui.session, name, query || undefined).then(
+			(tools) => {
+				if (asked !== state.asked) return;
+				const items = tools.map((tool) => ({ value: tool.name, label: tool.name, description: oneLine(tool.description, 100) }));
+				state.select = list(ui, items, (item) => ui.push(schemaScreen(ui, name, item.value)));
+				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
+				ui.tui.requestRender();
+			},
+			(error: Error) => {
+				if (asked !== state.asked) return;
+				state.select = undefined;
+				state.note = sanitize(error.message);
+				ui.tui.requestRender();
+			},
+		);
+	};
+	load("");
+	return {
+		header: () => [ui.theme.fg("accent", ui.theme.bold(`${name}: tools`))],
+		hint: "type to search · ↑↓ navigate · enter schema · esc back",
+		body: () => ({
+			invalidate: () => state.select?.invalidate(),
+			render: (width) => [
+				...search.render(width),
+				...(state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width) : []),
+				...(state.select?.render(width) ?? []),
+			],
+		}),
+		input: (data) => {
+			const { kb } = ui;
+			if (kb.matches(data, "tui.select.cancel")) return ui.back();
+			const navigation = [
+				"tui.select.up",
+				"tui.select.down",
+				"tui.select.pageUp",
+				"tui.select.pageDown",
+				"tui.select.confirm",
+			] as const;
+			if (navigation.some((key) => kb.matches(data, key))) return state.select?.handleInput(data);
+			const before = search.getValue();
+			search.handleInput(data);
+			if (search.getValue() !== before) load(search.getValue().trim());
+		},
+	};
+}
+
+function schemaScreen(ui: Ui, server: string, name: string): Screen {
+	const holder = { text: "loading…" };
+	ui.session.runtime.tool(server, name).then(
+		(tool) => {
+			const schema = (value: unknown) => stripTerminal(JSON.stringify(value, null, 2));
+			holder.text = [
+				tool.description ? stripTerminal(tool.description) : undefined,
+				`input schema:\n${schema(tool.inputSchema)}`,
+				tool.outputSchema ? `output schema:\n${schema(tool.outputSchema)}` : undefined,
+			]
+				.filter((part) => part !== undefined)
+				.join("\n\n");
+			ui.tui.requestRender();
+		},
+		(error: Error) => {
+			holder.text = sanitize(error.message);
+			ui.tui.requestRender();
+		},
+	);
+	return textScreen(ui, `${server}/${name}`, () => holder.text);
+}
+
+function confirmLogout(ui: Ui, config: ServerConfig): Screen {
+	const items = [
+		{ value: "no", label: "No, keep the sign-in" },
+		{ value: "yes", label: "Yes, sign out", description: "deletes the stored record from the OS keyring" },
+	];
+	const select = list(ui, items, (item) => {
+		ui.back();
+		if (item.value !== "yes") return;
+		ui.session.auth
+			.logout(config)
+			.then(async (existed) => {
+				await ui.session.runtime.reset(config.name);
+				return existed ? `Signed out of "${config.name}".` : `"${config.name}" had no stored sign-in.`;
+			})
+			.catch((error: Error) => sanitize(error.message))
+			.then((message) => show(ui, message, true));
+	});
+	return {
+		header: () => [ui.theme.fg("warning", ui.theme.bold(`Sign out of MCP server "${config.name}"?`))],
+		hint: "↑↓ navigate · enter choose · esc cancel",
+		body: () => select,
+		input: (data) => select.handleInput(data),
+	};
+}
+
+/** A one-line result under the server's header; credential states are re-read when `credentials`. */
+function show(ui: Ui, message: string, credentials = false): void {
+	ui.view.message = message;
+	if (credentials) refreshCredentials(ui);
+	ui.tui.requestRender();
+}
+
+function serverScreen(ui: Ui, name: string): Screen {
+	const { theme, session } = ui;
+	const oauth = oauthConfig(ui, name);
+	const actions: SelectItem[] = [
+		{ value: "tools", label: "Tools", description: "list, search, pick one to see its schema" },
+		{ value: "reconnect", label: "Reconnect", description: "close and connect again (clears a failure)" },
+		...(oauth
+			? [
+					{ value: "login", label: "Log in", description: "a sign-in link; the state updates here when done" },
+					{ value: "logout", label: "Log out", description: "delete the stored sign-in (asks first)" },
+				]
+			: []),
+		{ value: "stderr", label: "Stderr tail", description: "the server's last stderr lines" },
+		{ value: "error", label: "Last error", description: "the full last error" },
+	];
+	const login = (config: ServerConfig): void => {
+		const link = { text: "creating a sign-in link…" };
+		session.auth.login(config).then(
+			(required) => {
+				link.text = required.message;
+				refreshCredentials(ui);
+			},
+			(error: Error) => {
+				link.text = sanitize(error.message);
+				ui.tui.requestRender();
+			},
+		);
+		const credential = () => ui.view.credentials.get(name) ?? "";
+		ui.push(textScreen(ui, `${name}: sign in`, () => `${link.text}\n\nCredentials: ${credential()}`));
+	};
+	const reconnect = (): void => {
+		show(ui, `Reconnecting ${name}…`);
+		session.runtime
+			.reset(name)
+			.then(() => session.runtime.connect(name))
+			.then(
+				(after) =>
+					show(
+						ui,
+						after.state === "ready" ? `Reconnected: ${facts(after)}` : `Reconnect failed (${after.state}); see Last error`,
+					),
+				(error: Error) => show(ui, sanitize(error.message)),
+			);
+	};
+	const handlers: Readonly<Record<string, () => void>> = {
+		tools: () => ui.push(toolsScreen(ui, name)),
+		reconnect,
+		login: () => oauth && login(oauth),
+		logout: () => oauth && ui.push(confirmLogout(ui, oauth)),
+		stderr: () => ui.push(textScreen(ui, `${name}: stderr`, () => statusOf(ui, name)?.stderrTail || "(nothing on stderr)")),
+		error: () => ui.push(textScreen(ui, `${name}: last error`, () => statusOf(ui, name)?.error ?? "(no error)")),
+	};
+	const run = (item: SelectItem): void => handlers[item.value]?.();
+	const select = list(ui, actions, run);
+	return {
+		header: () => {
+			const status = statusOf(ui, name);
+			if (!status) return [theme.fg("error", `${name}: no longer configured`)];
+			const credential = ui.view.credentials.get(name);
+			const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
+			return [
+				`${theme.fg("accent", theme.bold(name))}  ${theme.fg(stateColor(status.state), facts(status))}`,
+				theme.fg("muted", `source: ${source}`),
+				...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
+				...(status.error ? [theme.fg("error", `error: ${status.error.split("\n")[0]}`)] : []),
+				...(ui.view.message ? [theme.fg("warning", ui.view.message)] : []),
+			];
+		},
+		hint: "↑↓ navigate · enter choose · esc back",
+		body: () => select,
+		input: (data) => select.handleInput(data),
+	};
+}
+
+function serversScreen(ui: Ui): Screen {
+	const { theme } = ui;
+	const items = (): SelectItem[] =>
+		ui.session.runtime.status().map((status) => ({
+			value: status.name,
+			label: status.name,
+			description: `${facts(status)} — ${status.source.kind === "extension" ? "extension" : status.source.path}`,
+		}));
+	const open = (item: SelectItem) => {
+		ui.view.message = undefined;
+		ui.push(serverScreen(ui, item.value));
+	};
+	const holder = { select: list(ui, items(), open) };
+	return {
+		header: () => [
+			theme.fg("accent", theme.bold("MCP servers (pi-mcp)")),
+			...(holder.select.getSelectedItem()
+				? []
+				: [theme.fg("muted", "No servers configured: add them to mcp.json (see /mcp status).")]),
+		],
+		hint: "↑↓ navigate · enter open · esc close",
+		body: () => holder.select,
+		input: (data) => holder.select.handleInput(data),
+		changed: () => {
+			const selected = holder.select.getSelectedItem()?.value;
+			const next = items();
+			holder.select = list(
+				ui,
+				next,
+				open,
+				Math.max(
+					0,
+					next.findIndex((item) => item.value === selected),
+				),
+			);
+		},
+	};
+}
+
+function refreshCredentials(ui: Ui): void {
+	const withAuth = ui.session.config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
+	Promise.all(
+		withAuth.map(
+			async (config) => [config.name, await ui.session.auth.credentialState(config).catch((e: Error) => e.message)] as const,
+		),
+	).then((states) => {
+		const next = new Map(states);
+		if ([...next].some(([name, state]) => ui.view.credentials.get(name) !== state)) {
+			ui.view.credentials = next;
+			ui.tui.requestRender();
+		}
+	});
+}
+
+/** Opens the manager; resolves when it is closed. */
+export async function openManager(ctx: ExtensionContext, session: ManagerSession): Promise<void> {
+	await ctx.ui.custom<void>((tui, theme, kb, done) => {
+		const border = new DynamicBorder((text: string) => theme.fg("accent", text));
+		const view: Ui["view"] = { stack: [], credentials: new Map() };
+		const ticker: { timer?: NodeJS.Timeout; signature: string; ticks: number } = { signature: "", ticks: 0 };
+		const close = () => {
+			clearInterval(ticker.timer);
+			done(undefined);
+		};
+		const ui: Ui = {
+			tui,
+			theme,
+			kb,
+			session,
+			view,
+			push: (screen) => {
+				view.stack = [...view.stack, screen];
+				tui.requestRender();
+			},
+			back: () => {
+				view.stack = view.stack.slice(0, -1);
+				if (view.stack.length === 0) return close();
+				tui.requestRender();
+			},
+		};
+		ui.push(serversScreen(ui));
+		refreshCredentials(ui);
+		// Live states: the runtime's records are in memory, so a tick costs a comparison; credential
+		// states come from the keyring, read less often.
+		ticker.timer = setInterval(() => {
+			ticker.ticks += 1;
+			if (ticker.ticks % CREDENTIALS_EVERY === 0) refreshCredentials(ui);
+			const signature = JSON.stringify(session.runtime.status());
+			if (signature === ticker.signature) return;
+			ticker.signature = signature;
+			for (const screen of view.stack) screen.changed?.();
+			tui.requestRender();
+		}, TICK_MS);
+		ticker.timer.unref();
+		const current = () => view.stack[view.stack.length - 1];
+		return {
+			render: (width: number) => {
+				const screen = current();
+				if (!screen) return [];
+				const header = screen.header().map((line) => truncateToWidth(` ${line}`, width));
+				return [
+					...border.render(width),
+					...header,
+					"",
+					...screen.body().render(width),
+					"",
+					truncateToWidth(theme.fg("dim", ` ${screen.hint}`), width),
+					...border.render(width),
+				];
+			},
+			invalidate: () => current()?.body().invalidate(),
+			handleInput: (data: string) => {
+				current()?.input(data);
+				tui.requestRender();
+			},
+		};
+	});
+}

@@ -1,0 +1,92 @@
+/**
+ * Processes of stdio servers: `setsid` puts each in its own process group so that teardown reaches
+ * wrappers' children (npx); what escapes the group (the SDK's probe sibling and its children) is
+ * found by an owner mark in its environment. Also the one zombie check (a zombie still answers
+ * signal 0 on Linux), shared with the refresh lock's liveness test.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import { once, sleep } from "./async.ts";
+
+/** Environment variable that marks every process of one stdio connection (probe sibling included). */
+export const OWNER_ENV = "PI_MCP_OWNER";
+
+/** The `setsid` binary on Linux, else null (elsewhere the child's own pid is all we kill). */
+export const setsid = once((): string | null =>
+	process.platform === "linux" ? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null) : null,
+);
+
+/** True when `pid` has exited but is not yet reaped, or is dead (Linux `/proc`; false elsewhere). */
+export function isZombie(pid: number): boolean {
+	const stat = (() => {
+		try {
+			return readFileSync(`/proc/${pid}/stat`, "utf8");
+		} catch {
+			return "";
+		}
+	})();
+	const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+	return state === "Z" || state === "X";
+}
+
+function signal(target: number, name: NodeJS.Signals | 0): boolean {
+	try {
+		process.kill(target, name);
+		return true;
+	} catch (error) {
+		return name === 0 && (error as NodeJS.ErrnoException).code === "EPERM";
+	}
+}
+
+/** SIGTERM the group, give it a moment, then SIGKILL whatever is left. */
+async function killGroup(pgid: number | undefined): Promise<void> {
+	if (pgid === undefined || !signal(-pgid, 0)) return;
+	signal(-pgid, "SIGTERM");
+	for (const _ of Array.from({ length: 20 })) {
+		if (!signal(-pgid, 0)) return;
+		await sleep(50);
+	}
+	signal(-pgid, "SIGKILL");
+}
+
+/**
+ * Processes that carry `OWNER_ENV=<owner>`: what is left of a connection after its group was killed
+ * (the SDK's probe sibling lives in a group we never learn, and its children too). Linux only;
+ * elsewhere the group kill is all we do.
+ */
+async function ownedPids(owner: string): Promise<number[]> {
+	if (process.platform !== "linux") return [];
+	const needle = Buffer.from(`${OWNER_ENV}=${owner}\0`);
+	const entries = await readdir("/proc").catch(() => [] as string[]);
+	const found = await Promise.all(
+		entries
+			.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+			.map(async (entry) => {
+				const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
+				return environ?.includes(needle) ? Number(entry) : undefined;
+			}),
+	);
+	return found.filter((pid): pid is number => pid !== undefined);
+}
+
+const running = (pid: number) => {
+	try {
+		process.kill(pid, 0);
+	} catch {
+		return false;
+	}
+	return !isZombie(pid);
+};
+
+/** Kills the connection's process group, then any process still carrying its owner mark. */
+export async function killAll(pgid: number | undefined, owner: string | undefined): Promise<void> {
+	await killGroup(pgid);
+	if (owner === undefined) return;
+	const left = await ownedPids(owner);
+	for (const pid of left) signal(pid, "SIGKILL");
+	// Return only once they are gone (a zombie waiting for its reaper counts as gone).
+	for (const _ of Array.from({ length: 20 })) {
+		if (!left.some(running)) return;
+		await sleep(25);
+	}
+}
