@@ -15,10 +15,10 @@
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
 import { createContext, expired, expiresAtOf, isStale, minutes, missingVariable, rotated, usable } from "./authstate.ts";
-import type { ServerConfig } from "./config.ts";
 import { AuthRequired, SetupFailed } from "./errors.ts";
 import type { LoginService, PasteOutcome } from "./login.ts";
 import { createRefresh } from "./refresh.ts";
+import type { HttpServerConfig, ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
 import { type AuthorizationRequired, type Challenge, createSignIn } from "./signin.ts";
 import { KeyringUnavailable, readRecord, recordAccount, type SecretStore } from "./store.ts";
@@ -87,7 +87,7 @@ export function createAuth(options: AuthOptions): Auth {
 	const { refresh } = createRefresh(ctx, signIn, options);
 
 	/** The transport's view: a token, and on 401 a silent refresh or a link; never a browser. */
-	function interactiveProvider(config: ServerConfig, account: string): AuthProvider {
+	function interactiveProvider(config: HttpServerConfig, account: string): AuthProvider {
 		/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
 		const fresh = async (hint?: Challenge) => {
 			const pending = ctx.get(account).flow;
@@ -119,7 +119,7 @@ export function createAuth(options: AuthOptions): Auth {
 		};
 	}
 
-	async function prepareInteractive(config: ServerConfig): Promise<AuthProvider> {
+	async function prepareInteractive(config: HttpServerConfig): Promise<AuthProvider> {
 		const account = recordAccount(config);
 		const record = await load(account);
 		if (usable(record, now())) return interactiveProvider(config, account);
@@ -143,7 +143,7 @@ export function createAuth(options: AuthOptions): Auth {
 	// -------------------------------------------------------------------------------------------
 	// client_credentials and bearer
 
-	async function prepareMachine(config: ServerConfig): Promise<AuthProvider> {
+	async function prepareMachine(config: HttpServerConfig): Promise<AuthProvider> {
 		const oauth = config.oauth;
 		const variable = oauth?.clientSecretEnv;
 		const secret = variable ? env[variable] : undefined;
@@ -163,7 +163,7 @@ export function createAuth(options: AuthOptions): Auth {
 		const held: { expiresAt?: number; issuedAt?: number; fetching?: Promise<void> } = {};
 		const fetchToken = (): Promise<void> => {
 			held.fetching ??= sdk
-				.auth(cc, { serverUrl: config.url as string, scope: oauth.scope })
+				.auth(cc, { serverUrl: config.url, scope: oauth.scope })
 				.then((result) => {
 					const tokens = cc.tokens();
 					if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
@@ -207,9 +207,10 @@ export function createAuth(options: AuthOptions): Auth {
 		return config.oauth?.grantType === "client_credentials" ? "machine" : "interactive";
 	}
 
-	function requireUrl(config: ServerConfig): void {
-		if (config.url === undefined)
+	function httpOf(config: ServerConfig): HttpServerConfig {
+		if (config.transport !== "http")
 			throw new SetupFailed(config.name, `MCP server "${config.name}": authentication needs an HTTP "url"`);
+		return config;
 	}
 
 	function notInteractive(config: ServerConfig): Error {
@@ -225,10 +226,10 @@ export function createAuth(options: AuthOptions): Auth {
 		async prepare(config) {
 			const mode = kind(config);
 			if (mode === "none") return undefined;
-			requireUrl(config);
-			if (mode === "bearer") return prepareBearer(config);
-			if (mode === "machine") return prepareMachine(config);
-			return prepareInteractive(config);
+			const http = httpOf(config);
+			if (mode === "bearer") return prepareBearer(http);
+			if (mode === "machine") return prepareMachine(http);
+			return prepareInteractive(http);
 		},
 
 		async stepUp(config, error) {
@@ -243,7 +244,7 @@ export function createAuth(options: AuthOptions): Auth {
 					),
 				);
 			}
-			requireUrl(config);
+			const http = httpOf(config);
 			const sdk = await loadSdk();
 			const account = recordAccount(config);
 			const record = ctx.get(account).record ?? (await load(account));
@@ -253,7 +254,7 @@ export function createAuth(options: AuthOptions): Auth {
 			const client = record?.client as { scope?: unknown } | undefined;
 			const registered = typeof client?.scope === "string" ? client.scope.split(" ") : undefined;
 			const register = registered !== undefined && (scope ?? "").split(" ").some((item) => !registered.includes(item));
-			const link = await runAuth(config, account, {
+			const link = await runAuth(http, account, {
 				reason: "step-up",
 				force: true,
 				register,
@@ -266,10 +267,10 @@ export function createAuth(options: AuthOptions): Auth {
 
 		async login(config) {
 			if (kind(config) !== "interactive") throw notInteractive(config);
-			requireUrl(config);
+			const http = httpOf(config);
 			const account = recordAccount(config);
 			await load(account);
-			const link = await runAuth(config, account, { reason: "login", force: true });
+			const link = await runAuth(http, account, { reason: "login", force: true });
 			if (!link) throw new Error("sign-in produced no link");
 			return link;
 		},

@@ -57,7 +57,8 @@ export class CallbackRejected extends Error {
 
 type Listener = {
 	readonly key: string;
-	readonly server: Server;
+	/** One server per loopback address (two for `localhost`: 127.0.0.1 and ::1). */
+	readonly servers: Server[];
 	/** Resolves to the bound port. */
 	readonly ready: Promise<number>;
 	/** Exact `Host` header and `Origin` a legitimate callback carries, known once bound. */
@@ -87,11 +88,28 @@ const HEADERS = {
 	Connection: "close",
 } as const;
 
-/** Where a redirect URI's listener binds: the loopback address its host names. */
-function bindAddress(url: URL): string {
-	if (url.hostname === "[::1]") return "::1";
-	if (url.hostname === "localhost") return "127.0.0.1";
-	return url.hostname;
+/**
+ * Where a redirect URI's listener binds: the loopback addresses its host names. `localhost` gets
+ * both families, because browsers may resolve it to ::1 first; the IPv6 one is optional (a machine
+ * without an IPv6 loopback listens on 127.0.0.1 only).
+ */
+function bindAddresses(url: URL): readonly string[] {
+	if (url.hostname === "[::1]") return ["::1"];
+	if (url.hostname === "localhost") return ["127.0.0.1", "::1"];
+	return [url.hostname];
+}
+
+/** No IPv6 loopback on this machine (as opposed to a busy port). */
+const noAddress = (error: unknown) => ["EADDRNOTAVAIL", "EAFNOSUPPORT"].includes(String((error as { code?: unknown }).code));
+
+function bind(server: Server, port: number, address: string): Promise<number> {
+	return new Promise<number>((resolve, reject) => {
+		server.once("error", reject);
+		server.listen(port, address, () => {
+			server.off("error", reject);
+			resolve((server.address() as AddressInfo).port);
+		});
+	});
 }
 
 function reply(res: ServerResponse, status: number, body: string, extra: Readonly<Record<string, string>> = {}): void {
@@ -122,8 +140,17 @@ export function createLoginService(options: LoginServiceOptions = {}): LoginServ
 		const listener = listeners.get(key);
 		if (!listener || flowsOn(key) > 0 || listener.busy.count > 0) return;
 		listeners.delete(key);
-		listener.server.close();
-		listener.server.closeIdleConnections();
+		const closed = listener.servers.map(
+			(server) =>
+				new Promise<void>((resolve) => {
+					server.close(() => resolve());
+					server.closeIdleConnections();
+				}),
+		);
+		Promise.all([listener.ready, ...closed]).then(
+			([port]) => options.onClosed?.(port),
+			() => undefined,
+		);
 	}
 
 	function forget(state: string): void {
@@ -210,33 +237,40 @@ export function createLoginService(options: LoginServiceOptions = {}): LoginServ
 	}
 
 	/** `configured`: the redirect URI whose host the browser will send; default: the ephemeral one. */
-	function listen(key: string, address: string, port: number, configured: URL | undefined): Listener {
+	function listen(key: string, addresses: readonly string[], port: number, configured: URL | undefined): Listener {
 		const existing = listeners.get(key);
 		if (existing) return existing;
-		const server = createServer({ maxHeaderSize: 8192, requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 1 });
+		const servers: Server[] = [];
 		const bound: Listener["bound"] = {};
-		const ready = new Promise<number>((resolve, reject) => {
-			server.once("error", reject);
-			server.listen(port, address, () => {
-				server.off("error", reject);
-				const actual = (server.address() as AddressInfo).port;
-				bound.host = configured ? configured.host : `${address}:${actual}`;
-				bound.origin = configured ? configured.origin : `http://${address}:${actual}`;
-				resolve(actual);
+		const open = (): Server => {
+			const server = createServer({ maxHeaderSize: 8192, requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 1 });
+			server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+				handle(listener, req, res).catch(() => {
+					if (!res.headersSent) reply(res, 500, REFUSED);
+				});
 			});
+			servers.push(server);
+			return server;
+		};
+		const [first = "127.0.0.1", ...more] = addresses;
+		const ready = (async () => {
+			const actual = await bind(open(), port, first);
+			// The other family on the same port; only a missing IPv6 loopback is tolerated.
+			for (const address of more) {
+				const server = open();
+				await bind(server, actual, address).catch((error: unknown) => {
+					servers.splice(servers.indexOf(server), 1);
+					if (!noAddress(error)) throw Object.assign(error as Error, { address });
+				});
+			}
+			bound.host = configured ? configured.host : `${first}:${actual}`;
+			bound.origin = configured ? configured.origin : `http://${first}:${actual}`;
+			return actual;
+		})().catch((error: unknown) => {
+			for (const server of servers) server.close();
+			throw error;
 		});
-		const listener: Listener = { key, server, ready, bound, busy: { count: 0 } };
-		server.once("close", () => {
-			ready.then(
-				(actual) => options.onClosed?.(actual),
-				() => undefined,
-			);
-		});
-		server.on("request", (req: IncomingMessage, res: ServerResponse) => {
-			handle(listener, req, res).catch(() => {
-				if (!res.headersSent) reply(res, 500, REFUSED);
-			});
-		});
+		const listener: Listener = { key, servers, ready, bound, busy: { count: 0 } };
 		listeners.set(key, listener);
 		return listener;
 	}
@@ -248,11 +282,11 @@ export function createLoginService(options: LoginServiceOptions = {}): LoginServ
 			if (flows.has(flow.state)) throw new Error("state is already in use");
 			const configured = flow.redirectUri === undefined ? undefined : new URL(flow.redirectUri);
 			if (configured && configured.protocol !== "http:") throw new Error("the redirect URI must be an http: loopback URL");
-			const address = configured ? bindAddress(configured) : "127.0.0.1";
+			const addresses = configured ? bindAddresses(configured) : ["127.0.0.1"];
 			const port = configured ? Number(configured.port || 80) : 0;
 			// A configured URI binds its own address; the ephemeral listener is shared by all other flows.
 			const key = configured ? `${configured.hostname}:${port}` : "ephemeral";
-			const listener = listen(key, address, port, configured);
+			const listener = listen(key, addresses, port, configured);
 			const placeholder = new URL(configured ? configured.href : `http://127.0.0.1${DEFAULT_CALLBACK_PATH}`);
 			const expiresAt = now() + FLOW_TTL_MS;
 			const timer = setTimeout(() => forget(flow.state), FLOW_TTL_MS);
@@ -316,8 +350,15 @@ export function createLoginService(options: LoginServiceOptions = {}): LoginServ
 						new Promise<void>((resolve) => {
 							listener.ready.then(
 								() => {
-									listener.server.close(() => resolve());
-									listener.server.closeAllConnections();
+									Promise.all(
+										listener.servers.map(
+											(server) =>
+												new Promise<void>((closed) => {
+													server.close(() => closed());
+													server.closeAllConnections();
+												}),
+										),
+									).then(() => resolve());
 								},
 								() => resolve(),
 							);

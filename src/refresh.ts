@@ -11,8 +11,8 @@ import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/pro
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { type AuthContext, rotated } from "./authstate.ts";
-import type { ServerConfig } from "./config.ts";
 import { errorText, SetupFailed } from "./errors.ts";
+import type { HttpServerConfig } from "./schema.ts";
 import type { SignIn } from "./signin.ts";
 import { isObject } from "./store.ts";
 
@@ -46,7 +46,7 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 	}
 
 	/** The refresh lock was not obtained: who holds it, and what to do. */
-	function lockFailure(config: ServerConfig, error: unknown): Error {
+	function lockFailure(config: HttpServerConfig, error: unknown): Error {
 		const name = config.name;
 		const reason = !(error instanceof LockBusy)
 			? `the refresh lock could not be taken (${errorText(error)}); the lock directory must be a directory of this user`
@@ -65,7 +65,7 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 	 * with another, fresh token is adopted instead of refreshing. When no refresh is possible, the
 	 * link ends up thrown.
 	 */
-	function refresh(config: ServerConfig, account: string, seen: string | undefined): Promise<void> {
+	function refresh(config: HttpServerConfig, account: string, seen: string | undefined): Promise<void> {
 		const running = ctx.get(account).refreshing;
 		if (running) return running;
 		const started = refreshUnderLock(config, account, seen).finally(() => {
@@ -75,7 +75,7 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 		return started;
 	}
 
-	async function refreshUnderLock(config: ServerConfig, account: string, seen: string | undefined): Promise<void> {
+	async function refreshUnderLock(config: HttpServerConfig, account: string, seen: string | undefined): Promise<void> {
 		// Rotated by another process already: no need to wait for the lock.
 		if (rotated(await load(account), seen, now())) return;
 		const path = join(await lockDir().catch((error: unknown) => Promise.reject(lockFailure(config, error))), `${account}.lock`);

@@ -65,12 +65,12 @@ async function begin(login: LoginService, server = "srv", redirectUri?: string):
 function send(
 	port: number,
 	path: string,
-	options: Readonly<{ method?: string; host?: string; headers?: Record<string, string> }> = {},
+	options: Readonly<{ method?: string; host?: string; headers?: Record<string, string>; address?: string }> = {},
 ): Promise<Reply> {
 	return new Promise((resolve, reject) => {
 		const req = request(
 			{
-				host: "127.0.0.1",
+				host: options.address ?? "127.0.0.1",
 				port,
 				path,
 				method: options.method ?? "GET",
@@ -134,6 +134,27 @@ function refused(port: number): Promise<boolean> {
 		() => false,
 		(error: NodeJS.ErrnoException) => error.code === "ECONNREFUSED",
 	);
+}
+
+/** Why this machine cannot listen on ::1, or `undefined` when it can. */
+async function ipv6Loopback(): Promise<string | undefined> {
+	const server = createServer();
+	return new Promise((resolve) => {
+		server.once("error", (error: NodeJS.ErrnoException) => resolve(`cannot listen on ::1 (${error.code})`));
+		server.listen(0, "::1", () => server.close(() => resolve(undefined)));
+	});
+}
+
+/** Resolves once nothing listens on `port` at `address` any more (the listener closes after its last callback). */
+async function waitClosed(port: number, address: string): Promise<void> {
+	for (;;) {
+		const closed = await send(port, "/cb", { address }).then(
+			() => false,
+			(error: NodeJS.ErrnoException) => error.code === "ECONNREFUSED",
+		);
+		if (closed) return;
+		await new Promise((resolve) => setImmediate(resolve));
+	}
 }
 
 async function freePort(): Promise<number> {
@@ -324,6 +345,47 @@ describe("loopback receiver", { timeout: 60_000 }, () => {
 		const reply = await send(port, callbackPath(flow, { code: "c-ok" }), { host: `localhost:${port}` });
 		assert.equal(reply.status, 200);
 		assert.equal(flow.calls.length, 1);
+	});
+
+	test("a configured localhost redirect answers on both 127.0.0.1 and ::1", async (t) => {
+		const why = await ipv6Loopback();
+		const port = await freePort();
+		const login = service();
+		const flow = await begin(login, "srv", `http://localhost:${port}/cb`);
+		const host = { host: `localhost:${port}` };
+		// Both families answer (a browser may resolve localhost to either); a refusal consumes nothing.
+		assertRefused(await send(port, "/cb?state=nope&code=c", { ...host, address: "127.0.0.1" }), 400, flow);
+		if (why !== undefined) {
+			t.diagnostic(`::1 not checked: ${why}`);
+			console.log(`# skipped the ::1 half: ${why}`);
+		} else {
+			assertRefused(await send(port, "/cb?state=nope&code=c", { ...host, address: "::1" }), 400, flow);
+			const reply = await send(port, callbackPath(flow, { code: "c-v6" }), { ...host, address: "::1" });
+			assert.equal(reply.status, 200, reply.body);
+			assert.equal(flow.calls[0]?.get("code"), "c-v6");
+			// Both listeners close once the flow is done.
+			await waitClosed(port, "::1");
+			await waitClosed(port, "127.0.0.1");
+		}
+	});
+
+	test("a configured localhost redirect whose ::1 port is taken is a clear error, not a half listener", async (t) => {
+		const why = await ipv6Loopback();
+		if (why !== undefined) return t.skip(`no IPv6 loopback: ${why}`);
+		const port = await freePort();
+		const blocker = createServer();
+		await new Promise<void>((resolve) => blocker.listen(port, "::1", resolve));
+		try {
+			const login = service();
+			await assert.rejects(
+				begin(login, "srv", `http://localhost:${port}/cb`),
+				/cannot listen on http:\/\/localhost:\d+ .*EADDRINUSE/,
+			);
+			assert.equal(login.pending(), 0);
+			assert.equal(await refused(port), true, "the 127.0.0.1 half was closed again");
+		} finally {
+			await new Promise((resolve) => blocker.close(resolve));
+		}
 	});
 
 	test("a busy configured port is a clear error", async () => {

@@ -1,0 +1,105 @@
+/**
+ * Redaction: every configured `env` and `headers` value of 8+ characters is a secret (literal
+ * values too, not only `${VAR}`), and the pattern fallback catches credentials nobody configured:
+ * `Basic …`, `Authorization:`, `x-api-key`, camelCase `accessToken`/`refreshToken`,
+ * `registration_access_token`, URL-encoded forms. End to end with a real stdio server that echoes
+ * its environment to stderr and fails at startup.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { loadConfig } from "../src/config.ts";
+import { SetupFailed } from "../src/errors.ts";
+import { sanitize } from "../src/output.ts";
+import { createRuntime } from "../src/runtime.ts";
+
+const LITERAL_ENV = "lit-env-secret-9f8e7d6c";
+const LITERAL_HEADER = "lit-header-secret-1a2b3c4d";
+const SHORT = "short7!";
+
+const dirs: string[] = [];
+after(async () => {
+	await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+async function load(servers: Record<string, unknown>) {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-redact-"));
+	dirs.push(dir);
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	return loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: { HOME: dir, PATH: process.env.PATH } });
+}
+
+describe("configured values", () => {
+	test("literal env and headers values of 8+ characters are secrets; shorter ones are not", async () => {
+		const snapshot = await load({
+			local: { command: process.execPath, env: { API_TOKEN: LITERAL_ENV, SHORT } },
+			remote: { url: "http://127.0.0.1:9/mcp", headers: { "X-Token": LITERAL_HEADER } },
+		});
+		const local = snapshot.servers.find((entry) => entry.name === "local")?.config;
+		const remote = snapshot.servers.find((entry) => entry.name === "remote")?.config;
+		assert.ok(local?.secretValues.includes(LITERAL_ENV), "literal env value");
+		assert.equal(local?.secretValues.includes(SHORT), false, "7 characters are too short to be a secret");
+		assert.ok(remote?.secretValues.includes(LITERAL_HEADER), "literal header value");
+	});
+
+	test("a literal env token echoed to stderr by a failing server never reaches the setup error or status", async () => {
+		const script =
+			"process.stderr.write('starting with API_TOKEN=' + process.env.API_TOKEN + ' as ' + process.env.API_TOKEN.toUpperCase() + '\\n', () => process.exit(3))";
+		const snapshot = await load({ echo: { command: process.execPath, args: ["-e", script], env: { API_TOKEN: LITERAL_ENV } } });
+		const runtime = createRuntime({ servers: snapshot.servers, env: {}, clientInfo: { name: "redact-test", version: "0" } });
+		try {
+			const error = await runtime.tools("echo").then(
+				() => assert.fail("expected a setup failure"),
+				(e: unknown) => e,
+			);
+			assert.ok(error instanceof SetupFailed, String(error));
+			assert.match(error.message, /stderr \(last lines\):\nstarting with API_TOKEN=\[redacted\]/);
+			assert.equal(error.message.includes(LITERAL_ENV), false, error.message);
+			const status = runtime.status().find((entry) => entry.name === "echo");
+			assert.equal(JSON.stringify(status).includes(LITERAL_ENV), false);
+		} finally {
+			await runtime.dispose();
+		}
+	});
+});
+
+describe("pattern fallback", () => {
+	const cases: readonly (readonly [string, string, string])[] = [
+		["Basic credentials", "auth failed for Basic dXNlcjpodW50ZXIy", "dXNlcjpodW50ZXIy"],
+		[
+			"an Authorization header line",
+			"Authorization: Digest username=alice, response=6629fae49393a05397450978507c4ef1",
+			"6629fae4",
+		],
+		["x-api-key header", "x-api-key: sk-live-abcdef0123456789", "sk-live-abcdef0123456789"],
+		["X-API-Key in JSON", '{"X-API-Key":"sk-live-abcdef0123456789"}', "sk-live-abcdef0123456789"],
+		["api_key query", "GET /v1?api_key=abcdef0123456789&q=1", "abcdef0123456789"],
+		["camelCase accessToken", '{"accessToken":"eyJhbGciOiJIUzI1NiJ9.abc.def"}', "eyJhbGciOiJIUzI1NiJ9"],
+		["camelCase refreshToken", "refreshToken = rt-0123456789abcdef", "rt-0123456789abcdef"],
+		["clientSecret", "clientSecret: cs-0123456789abcdef", "cs-0123456789abcdef"],
+		["registration_access_token", '"registration_access_token": "reg-0123456789abcdef"', "reg-0123456789abcdef"],
+		[
+			"URL-encoded access_token",
+			"redirect=https%3A%2F%2Fx%2Fcb%3Faccess_token%3Dat-0123456789abcdef%26x%3D1",
+			"at-0123456789abcdef",
+		],
+		["URL-encoded JSON", "%7B%22refresh_token%22%3A%22rt-0123456789abcdef%22%7D", "rt-0123456789abcdef"],
+		["URL-encoded Bearer", "Authorization=Bearer%20at-0123456789abcdef", "at-0123456789abcdef"],
+		["form body", "grant_type=refresh_token&refresh_token=rt-0123456789abcdef&client_id=c", "rt-0123456789abcdef"],
+	];
+	for (const [what, text, secret] of cases) {
+		test(`redacts ${what}`, () => {
+			const cleaned = sanitize(text);
+			assert.equal(cleaned.includes(secret), false, cleaned);
+			assert.match(cleaned, /\[redacted\]/);
+		});
+	}
+
+	test("keeps ordinary prose: the word after Basic, and the rest of a redacted line", () => {
+		assert.equal(sanitize("Basic authentication is not supported"), "Basic authentication is not supported");
+		assert.equal(sanitize("x-api-key: sk-live-abcdef0123456789 was rejected"), "x-api-key: [redacted] was rejected");
+		assert.equal(sanitize("GET /v1?api_key=abcdef0123456789&q=1"), "GET /v1?api_key=[redacted]&q=1");
+	});
+});
