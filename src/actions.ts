@@ -372,5 +372,12 @@ export async function matchingTools(
 ): Promise<readonly Tool[]> {
 	const { lines } = await toolListing(session, server, query, signal);
 	const all = await session.runtime.tools(server, signal);
-	return lines.flatMap((line) => all.filter((tool) => line === tool.name || line.startsWith(`${tool.name}:`)).slice(0, 1));
+	// Listings show names escaped (`escapeName`).
+	const shown = all.map((tool) => [escapeName(tool.name), tool] as const);
+	return lines.flatMap((line) =>
+		shown
+			.filter(([name]) => line === name || line.startsWith(`${name}:`))
+			.map(([, tool]) => tool)
+			.slice(0, 1),
+	);
 }
