@@ -80,7 +80,7 @@ describe("the mcp tool in a real Pi", () => {
 		const [status, tools, describeResult, call, jsonArgs, failure] = results;
 		assert.equal(status?.isError, false);
 		assert.match(status?.text ?? "", /^MCP servers:\nfx: idle · stdio — Fixture server for the tests$/);
-		assert.match(tools?.text ?? "", /^fx: 1 tool matching "echo"\necho: Echo the text back$/);
+		assert.match(tools?.text ?? "", /^fx: 1 tool matches "echo", best first\necho — Echo the text back$/);
 		assert.match(describeResult?.text ?? "", /^fx\/echo\nEcho the text back\ninput schema: \{.*"text".*\}/s);
 		assert.equal(call?.isError, false);
 		assert.equal(call?.text, "[modern] hello from pi");
@@ -252,7 +252,7 @@ describe("the /mcp command in a real Pi", () => {
 
 			const tools = await rpc.prompt("/mcp tools fx");
 			const toolsText = tools.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(toolsText, /^fx: 13 tools\n {2}echo: Echo the text back/);
+			assert.match(toolsText, /^fx: 13 tools\n {2}echo — Echo the text back/);
 			assert.doesNotMatch(toolsText, /app-only/);
 
 			const reconnect = await rpc.prompt("/mcp reconnect fx");
