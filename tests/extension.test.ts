@@ -434,7 +434,7 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 			assert.ok(status?.text.includes(`${EVIL_SHOWN}: invalid`), status?.text);
 			assert.ok(status?.text.includes(`error: server "${EVIL_SHOWN}" (`), status?.text);
 			assert.equal(tools?.text.split("\n").length, 6, tools?.text);
-			assert.match(tools?.text ?? "", /^hx: 5 tools\nodd\\nname: /);
+			assert.match(tools?.text ?? "", /^hx: 5 tools\nodd\\nname — /);
 			assert.equal(exact?.text, "called odd-newline");
 			assert.equal(escaped?.text, "called odd-newline");
 			assert.equal(escName?.text, "called odd-escapes");
@@ -454,7 +454,7 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 			const toolsCommand = await rpc.prompt("/mcp tools hx");
 			const toolsText = toolsCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
 			assert.doesNotMatch(toolsText, INVISIBLE, JSON.stringify(toolsText));
-			assert.match(toolsText, /^hx: 5 tools\n {2}odd\\nname: /);
+			assert.match(toolsText, /^hx: 5 tools\n {2}odd\\nname — /);
 		} finally {
 			const closed = await rpc.close();
 			assert.equal(closed.code, 0);
