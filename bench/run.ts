@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { coalesce } from "./figures/coalesce.ts";
 import { cold } from "./figures/cold.ts";
 import { context } from "./figures/context.ts";
+import { discovery } from "./figures/discovery.ts";
 import { output } from "./figures/output.ts";
 import { startup } from "./figures/startup.ts";
 import { firstCallWait, launchToResult } from "./figures/stream.ts";
@@ -27,6 +28,7 @@ const FIGURES: readonly Figure[] = [
 	{ id: "4", title: "A 50 MiB result through the output pipeline", run: output },
 	{ id: "5", title: "Context cost", run: context },
 	{ id: "6", title: "Coalescing", run: coalesce },
+	{ id: "7", title: "Discovery", run: discovery },
 	{ id: "8", title: "First-call wait", run: firstCallWait },
 	{ id: "9", title: "Launch to first result", run: launchToResult },
 ];

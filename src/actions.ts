@@ -348,9 +348,22 @@ export async function matchingTools(
 	query: string | undefined,
 	signal?: AbortSignal,
 ): Promise<readonly Tool[]> {
-	const params = { action: "tools", server, query, limit: 10_000 } as Params;
-	const result = await runAction(session, params, signal, undefined);
+	// Page by page (a page holds at most MAX_LIMIT tools), following the cursor the listing names.
+	const lines = async (cursor: string | undefined): Promise<readonly string[]> => {
+		const params = { action: "tools", server, query, limit: MAX_LIMIT, cursor } as Params;
+		const result = await runAction(session, params, signal, undefined);
+		const text = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
+		const next = /^… \d+ more \(cursor "(\d+)"\)$/.exec(text.at(-1) ?? "")?.[1];
+		return next === undefined ? text : [...text.slice(0, -1), ...(await lines(next))];
+	};
+	const listed = await lines(undefined);
 	const all = await session.runtime.tools(server, signal);
-	const lines = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
-	return lines.flatMap((line) => all.filter((tool) => line === tool.name || line.startsWith(`${tool.name}:`)).slice(0, 1));
+	// Listings show names escaped (`escapeName`).
+	const shown = all.map((tool) => [escapeName(tool.name), tool] as const);
+	return listed.flatMap((line) =>
+		shown
+			.filter(([name]) => line === name || line.startsWith(`${name}:`))
+			.map(([, tool]) => tool)
+			.slice(0, 1),
+	);
 }

@@ -27,10 +27,10 @@ import {
 	rotated,
 	usable,
 } from "./authstate.ts";
-import type { ServerConfig } from "./config.ts";
 import { AuthRequired, SetupFailed } from "./errors.ts";
 import type { LoginService, PasteOutcome } from "./login.ts";
 import { createRefresh } from "./refresh.ts";
+import type { HttpServerConfig, ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
 import { type AuthorizationRequired, type Challenge, createSignIn } from "./signin.ts";
 import { KeyringUnavailable, readRecord, recordAccount, type SecretStore } from "./store.ts";
@@ -101,7 +101,7 @@ export function createAuth(options: AuthOptions): Auth {
 	const { refresh } = createRefresh(ctx, signIn, options);
 
 	/** The transport's view: a token, and on 401 a silent refresh or a link; never a browser. */
-	function interactiveProvider(config: ServerConfig, account: string): AuthProvider {
+	function interactiveProvider(config: HttpServerConfig, account: string): AuthProvider {
 		/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
 		const fresh = async (signal: AbortSignal, hint?: Challenge) => {
 			const pending = ctx.get(account).flow;
@@ -137,7 +137,7 @@ export function createAuth(options: AuthOptions): Auth {
 		};
 	}
 
-	async function prepareInteractive(config: ServerConfig, signal: AbortSignal): Promise<AuthProvider> {
+	async function prepareInteractive(config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
 		const account = recordAccount(config);
 		const record = await load(account, signal);
 		if (usable(record, now())) return interactiveProvider(config, account);
@@ -162,7 +162,7 @@ export function createAuth(options: AuthOptions): Auth {
 	// -------------------------------------------------------------------------------------------
 	// client_credentials and bearer
 
-	async function prepareMachine(config: ServerConfig, signal: AbortSignal): Promise<AuthProvider> {
+	async function prepareMachine(config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
 		const oauth = config.oauth;
 		const variable = oauth?.clientSecretEnv;
 		const secret = variable ? env[variable] : undefined;
@@ -183,7 +183,7 @@ export function createAuth(options: AuthOptions): Auth {
 		// Shared by concurrent callers; the first caller's signal bounds the requests.
 		const fetchToken = (bound: AbortSignal): Promise<void> => {
 			held.fetching ??= sdk
-				.auth(cc, { serverUrl: config.url as string, scope: oauth.scope, fetchFn: fetchWith(bound) })
+				.auth(cc, { serverUrl: config.url, scope: oauth.scope, fetchFn: fetchWith(bound) })
 				.then((result) => {
 					const tokens = cc.tokens();
 					if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
@@ -227,9 +227,10 @@ export function createAuth(options: AuthOptions): Auth {
 		return config.oauth?.grantType === "client_credentials" ? "machine" : "interactive";
 	}
 
-	function requireUrl(config: ServerConfig): void {
-		if (config.url === undefined)
+	function httpOf(config: ServerConfig): HttpServerConfig {
+		if (config.transport !== "http")
 			throw new SetupFailed(config.name, `MCP server "${config.name}": authentication needs an HTTP "url"`);
+		return config;
 	}
 
 	function notInteractive(config: ServerConfig): Error {
@@ -245,10 +246,10 @@ export function createAuth(options: AuthOptions): Auth {
 		async prepare(config, signal) {
 			const mode = kind(config);
 			if (mode === "none") return undefined;
-			requireUrl(config);
-			if (mode === "bearer") return prepareBearer(config);
-			if (mode === "machine") return prepareMachine(config, deadline(config, signal));
-			return prepareInteractive(config, deadline(config, signal));
+			const http = httpOf(config);
+			if (mode === "bearer") return prepareBearer(http);
+			if (mode === "machine") return prepareMachine(http, deadline(config, signal));
+			return prepareInteractive(http, deadline(config, signal));
 		},
 
 		async stepUp(config, error) {
@@ -263,7 +264,7 @@ export function createAuth(options: AuthOptions): Auth {
 					),
 				);
 			}
-			requireUrl(config);
+			const http = httpOf(config);
 			const sdk = await loadSdk();
 			const account = recordAccount(config);
 			const signal = deadline(config);
@@ -274,7 +275,7 @@ export function createAuth(options: AuthOptions): Auth {
 			const client = record?.client as { scope?: unknown } | undefined;
 			const registered = typeof client?.scope === "string" ? client.scope.split(" ") : undefined;
 			const register = registered !== undefined && (scope ?? "").split(" ").some((item) => !registered.includes(item));
-			const link = await runAuth(config, account, {
+			const link = await runAuth(http, account, {
 				reason: "step-up",
 				force: true,
 				register,
@@ -288,11 +289,11 @@ export function createAuth(options: AuthOptions): Auth {
 
 		async login(config) {
 			if (kind(config) !== "interactive") throw notInteractive(config);
-			requireUrl(config);
+			const http = httpOf(config);
 			const account = recordAccount(config);
 			const signal = deadline(config);
 			await load(account, signal);
-			const link = await runAuth(config, account, { reason: "login", force: true, signal });
+			const link = await runAuth(http, account, { reason: "login", force: true, signal });
 			if (!link) throw new Error("sign-in produced no link");
 			return link;
 		},

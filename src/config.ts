@@ -21,25 +21,13 @@ import {
 	resolveOAuth,
 } from "./config-check.ts";
 import { escapeName } from "./output.ts";
-import { parseEntry, type RawServer, SERVER_NAME } from "./schema.ts";
+import { parseEntry, type RawServer, SERVER_NAME, type ServerConfig, type ServerSource } from "./schema.ts";
 
 export const MAX_SERVERS = 64;
 export const MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 
-export type SourceKind = "user" | "project" | "extension";
-export type ServerSource = Readonly<{ kind: SourceKind; path: string }>;
-
-/** A fully resolved server: variables expanded, paths absolute, URLs checked. */
-export type ServerConfig = Readonly<
-	Omit<RawServer, "requestTimeoutMs"> & {
-		name: string;
-		source: ServerSource;
-		requestTimeoutMs: number;
-		/** Values that came from environment variables; redacted from every message. */
-		secretValues: readonly string[];
-	}
->;
+export type { ServerConfig, ServerSource, SourceKind } from "./schema.ts";
 
 /** One named entry: usable (`config`) or not (`error`, which names the file, server and field). */
 export type ServerEntry = Readonly<{
@@ -211,22 +199,21 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 	const cwd = raw.cwd === undefined ? undefined : resolve(options.cwd, expandHome(value(raw.cwd, "cwd"), home));
 	const url = raw.url === undefined ? undefined : checkUrl(value(raw.url, "url", false), "url").href;
 	const headers = mapValues(raw.headers, (text, key) => value(text, `headers.${key}`));
-	return {
-		...raw,
+	const resolved = {
 		name,
 		source,
-		command,
 		args,
 		env,
 		cwd,
-		url,
 		headers,
-		oauth: resolveOAuth(raw.oauth),
 		requestTimeoutMs: raw.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
 		// Literal env and headers values are secrets too (a token pasted into the file); 8+ characters
 		// keeps short values such as "1" or "true" from redacting ordinary text.
 		secretValues: [...vars.secrets(), ...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8)],
 	};
+	if (raw.transport === "stdio" && command !== undefined) return { ...raw, ...resolved, command };
+	if (raw.transport === "http" && url !== undefined) return { ...raw, ...resolved, url, oauth: resolveOAuth(raw.oauth) };
+	throw new Error("unreachable: a shape-checked server has its command or URL");
 }
 
 function toEntry(candidate: Candidate, options: LoadOptions): ServerEntry {

@@ -111,13 +111,13 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	const transport =
 		config.transport === "stdio"
 			? new sdk.StdioClientTransport({
-					command: wrapper ?? (config.command as string),
-					args: wrapper ? [config.command as string, ...config.args] : [...config.args],
+					command: wrapper ?? config.command,
+					args: wrapper ? [config.command, ...config.args] : [...config.args],
 					env: { ...config.env, [OWNER_ENV]: owner },
 					cwd: config.cwd,
 					stderr: "pipe",
 				})
-			: new sdk.StreamableHTTPClientTransport(new URL(config.url as string), {
+			: new sdk.StreamableHTTPClientTransport(new URL(config.url), {
 					requestInit: { headers: { ...config.headers } },
 					...(options.authProvider ? { authProvider: options.authProvider } : {}),
 				});

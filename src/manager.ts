@@ -18,7 +18,7 @@ import {
 import { matchingTools, oneLine, type Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";
-import { sanitize, stripTerminal } from "./output.ts";
+import { escapeName, sanitize, stripTerminal } from "./output.ts";
 import type { ServerStatus } from "./runtime.ts";
 
 export type ManagerSession = Session & Readonly<{ auth: Auth }>;
@@ -139,7 +139,11 @@ function toolsScreen(ui: Ui, name: string): Screen {
 		matchingTools(ui.session, name, query || undefined).then(
 			(tools) => {
 				if (asked !== state.asked) return;
-				const items = tools.map((tool) => ({ value: tool.name, label: tool.name, description: oneLine(tool.description, 100) }));
+				const items = tools.map((tool) => ({
+					value: tool.name,
+					label: escapeName(tool.name),
+					description: oneLine(tool.description, 100),
+				}));
 				state.select = list(ui, items, (item) => ui.push(schemaScreen(ui, name, item.value)));
 				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
 				ui.tui.requestRender();
@@ -154,7 +158,7 @@ function toolsScreen(ui: Ui, name: string): Screen {
 	};
 	load("");
 	return {
-		header: () => [ui.theme.fg("accent", ui.theme.bold(`${name}: tools`))],
+		header: () => [ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`))],
 		hint: "type to search · ↑↓ navigate · enter schema · esc back",
 		body: () => ({
 			invalidate: () => state.select?.invalidate(),
@@ -201,7 +205,7 @@ function schemaScreen(ui: Ui, server: string, name: string): Screen {
 			ui.tui.requestRender();
 		},
 	);
-	return textScreen(ui, `${server}/${name}`, () => holder.text);
+	return textScreen(ui, `${escapeName(server)}/${escapeName(name)}`, () => holder.text);
 }
 
 function confirmLogout(ui: Ui, config: ServerConfig): Screen {
@@ -285,19 +289,20 @@ function serverScreen(ui: Ui, name: string): Screen {
 		reconnect,
 		login: () => oauth && login(oauth),
 		logout: () => oauth && ui.push(confirmLogout(ui, oauth)),
-		stderr: () => ui.push(textScreen(ui, `${name}: stderr`, () => statusOf(ui, name)?.stderrTail || "(nothing on stderr)")),
-		error: () => ui.push(textScreen(ui, `${name}: last error`, () => statusOf(ui, name)?.error ?? "(no error)")),
+		stderr: () =>
+			ui.push(textScreen(ui, `${escapeName(name)}: stderr`, () => statusOf(ui, name)?.stderrTail || "(nothing on stderr)")),
+		error: () => ui.push(textScreen(ui, `${escapeName(name)}: last error`, () => statusOf(ui, name)?.error ?? "(no error)")),
 	};
 	const run = (item: SelectItem): void => handlers[item.value]?.();
 	const select = list(ui, actions, run);
 	return {
 		header: () => {
 			const status = statusOf(ui, name);
-			if (!status) return [theme.fg("error", `${name}: no longer configured`)];
+			if (!status) return [theme.fg("error", `${escapeName(name)}: no longer configured`)];
 			const credential = ui.view.credentials.get(name);
 			const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
 			return [
-				`${theme.fg("accent", theme.bold(name))}  ${theme.fg(stateColor(status.state), facts(status))}`,
+				`${theme.fg("accent", theme.bold(escapeName(name)))}  ${theme.fg(stateColor(status.state), facts(status))}`,
 				theme.fg("muted", `source: ${source}`),
 				...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
 				...(status.error ? [theme.fg("error", `error: ${status.error.split("\n")[0]}`)] : []),
@@ -315,7 +320,7 @@ function serversScreen(ui: Ui): Screen {
 	const items = (): SelectItem[] =>
 		ui.session.runtime.status().map((status) => ({
 			value: status.name,
-			label: status.name,
+			label: escapeName(status.name),
 			description: `${facts(status)} — ${status.source.kind === "extension" ? "extension" : status.source.path}`,
 		}));
 	const open = (item: SelectItem) => {

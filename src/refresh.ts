@@ -11,8 +11,8 @@ import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/pro
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { type AuthContext, rotated } from "./authstate.ts";
-import type { ServerConfig } from "./config.ts";
 import { errorText, SetupFailed } from "./errors.ts";
+import type { HttpServerConfig } from "./schema.ts";
 import type { SignIn } from "./signin.ts";
 import { isObject } from "./store.ts";
 
@@ -46,7 +46,7 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 	}
 
 	/** The refresh lock was not obtained: who holds it, and what to do. */
-	function lockFailure(config: ServerConfig, error: unknown): Error {
+	function lockFailure(config: HttpServerConfig, error: unknown): Error {
 		const name = config.name;
 		const reason = !(error instanceof LockBusy)
 			? `the refresh lock could not be taken (${errorText(error)}); the lock directory must be a directory of this user`
@@ -66,7 +66,7 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 	 * link ends up thrown. `signal` bounds the keyring calls, the wait for the lock and the requests
 	 * (the first caller's; concurrent callers share its outcome).
 	 */
-	function refresh(config: ServerConfig, account: string, seen: string | undefined, signal: AbortSignal): Promise<void> {
+	function refresh(config: HttpServerConfig, account: string, seen: string | undefined, signal: AbortSignal): Promise<void> {
 		const running = ctx.get(account).refreshing;
 		if (running) return running;
 		const started = refreshUnderLock(config, account, seen, signal).finally(() => {
@@ -77,7 +77,7 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 	}
 
 	async function refreshUnderLock(
-		config: ServerConfig,
+		config: HttpServerConfig,
 		account: string,
 		seen: string | undefined,
 		signal: AbortSignal,

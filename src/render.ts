@@ -5,7 +5,7 @@
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Text, truncateToWidth } from "@earendil-works/pi-tui";
 import type { OutputInfo } from "./content.ts";
-import { formatBytes, stripTerminal } from "./output.ts";
+import { escapeName, formatBytes, stripTerminal } from "./output.ts";
 
 export type McpArgs = Readonly<{
 	action?: string;
@@ -57,8 +57,10 @@ function argsPreview(args: unknown): string {
 
 function callParts(args: McpArgs): { action: string; target: string; extra: string } {
 	const action = args.action === undefined ? "…" : flat(String(args.action));
+	// Names shown escaped, never flattened: a newline or a bidi control in a name stays visible as such.
 	const name = args.tool ?? args.prompt ?? args.uri;
-	const target = args.server ? flat(name ? `${args.server}/${name}` : args.server) : "";
+	const server = args.server ? escapeName(String(args.server)) : "";
+	const target = server && name ? `${server}/${escapeName(String(name))}` : server;
 	const extra =
 		action === "call" || action === "prompt"
 			? argsPreview(args.args)

@@ -25,26 +25,56 @@ export type OAuthSettings = Readonly<{
 	scope?: string;
 }>;
 
+/** What only one transport has: a stdio server's command, an HTTP server's URL and credentials. */
+type Transport =
+	| Readonly<{
+			transport: "stdio";
+			command: string;
+			url?: undefined;
+			auth?: undefined;
+			bearerTokenEnv?: undefined;
+			oauth?: undefined;
+	  }>
+	| Readonly<{
+			transport: "http";
+			url: string;
+			command?: undefined;
+			auth?: AuthKind;
+			bearerTokenEnv?: string;
+			oauth?: OAuthSettings;
+	  }>;
+
 /** One entry as written in a file, shape-checked, before variables and paths are resolved. */
-export type RawServer = Readonly<{
-	transport: "stdio" | "http";
-	command?: string;
-	args: readonly string[];
-	env: Readonly<Record<string, string>>;
-	cwd?: string;
-	url?: string;
-	headers: Readonly<Record<string, string>>;
-	enabled: boolean;
-	description?: string;
-	/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
-	requestTimeoutMs?: number;
-	auth?: AuthKind;
-	bearerTokenEnv?: string;
-	oauth?: OAuthSettings;
-	protocolVersion: ProtocolMode;
-	/** Pi-only keys that were accepted but have no effect here. */
-	ignoredKeys: readonly string[];
-}>;
+export type RawServer = Transport &
+	Readonly<{
+		args: readonly string[];
+		env: Readonly<Record<string, string>>;
+		cwd?: string;
+		headers: Readonly<Record<string, string>>;
+		enabled: boolean;
+		description?: string;
+		/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
+		requestTimeoutMs?: number;
+		protocolVersion: ProtocolMode;
+		/** Pi-only keys that were accepted but have no effect here. */
+		ignoredKeys: readonly string[];
+	}>;
+
+export type SourceKind = "user" | "project" | "extension";
+export type ServerSource = Readonly<{ kind: SourceKind; path: string }>;
+
+/** A fully resolved server (a union on `transport`): variables expanded, paths absolute, URLs checked. */
+export type ServerConfig = RawServer &
+	Readonly<{
+		name: string;
+		source: ServerSource;
+		requestTimeoutMs: number;
+		/** Values that came from environment variables; redacted from every message. */
+		secretValues: readonly string[];
+	}>;
+
+/** A server that talks Streamable HTTP (the only kind with credentials). */
+export type HttpServerConfig = Extract<ServerConfig, { transport: "http" }>;
 
 /** A project entry that only switches a user entry on or off. */
 export type RawOverride = Readonly<{ enabled: boolean; ignoredKeys: readonly string[] }>;
@@ -246,22 +276,39 @@ function serverShape(raw: Fields): RawServer {
 	if (misplaced) fail(`field "${misplaced}" applies only to ${transport === "stdio" ? "HTTP" : "stdio"} servers`);
 	checkKeys(raw, [...COMMON_KEYS, ...own, ...PI_ONLY_KEYS]);
 	const auth = transport === "http" ? authKind(raw) : undefined;
-	return {
-		transport,
-		command: optionalString(raw, "command"),
-		args: stringArray(raw, "args"),
-		env: stringMap(raw, "env"),
-		cwd: optionalString(raw, "cwd"),
-		url: optionalString(raw, "url"),
+	const command = optionalString(raw, "command");
+	const args = stringArray(raw, "args");
+	const env = stringMap(raw, "env");
+	const cwd = optionalString(raw, "cwd");
+	const url = optionalString(raw, "url");
+	const shared = {
+		args,
+		env,
+		cwd,
 		headers: stringMap(raw, "headers"),
 		enabled: enabledFlag(raw),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
+	};
+	const ignoredKeys = PI_ONLY_KEYS.filter((key) => key in raw);
+	// `transportOf` made sure the stdio server has its command and the HTTP server its URL.
+	if (transport === "stdio" && command !== undefined) {
+		const none = { auth: undefined, bearerTokenEnv: undefined, oauth: undefined };
+		return { transport, command, url: undefined, ...shared, ...none, protocolVersion: protocolMode(raw), ignoredKeys };
+	}
+	if (transport !== "http" || url === undefined) return fail('set "command" (stdio) or "url" (HTTP)');
+	const bearerTokenEnv = auth === "bearer" ? envName(raw, "bearerTokenEnv") : undefined;
+	const oauth = auth === "oauth" ? oauthSettings(raw) : undefined;
+	return {
+		transport,
+		command: undefined,
+		url,
+		...shared,
 		auth,
-		bearerTokenEnv: auth === "bearer" ? envName(raw, "bearerTokenEnv") : undefined,
-		oauth: auth === "oauth" ? oauthSettings(raw) : undefined,
+		bearerTokenEnv,
+		oauth,
 		protocolVersion: protocolMode(raw),
-		ignoredKeys: PI_ONLY_KEYS.filter((key) => key in raw),
+		ignoredKeys,
 	};
 }
 

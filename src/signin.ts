@@ -25,9 +25,9 @@ import {
 	type RecordPatch,
 	type Sdk,
 } from "./authstate.ts";
-import type { ServerConfig } from "./config.ts";
 import { AuthRequired, errorText, SetupFailed } from "./errors.ts";
 import { FLOW_TTL_MS } from "./login.ts";
+import type { HttpServerConfig } from "./schema.ts";
 import { KeyringUnavailable } from "./store.ts";
 
 /** Sign-in is needed: `url` is the one authorization link, also contained in the message. */
@@ -41,7 +41,7 @@ export class AuthorizationRequired extends AuthRequired {
 
 /** Per-operation state of one `auth()` run (and, for a link, of its callback leg). */
 type Work = {
-	readonly config: ServerConfig;
+	readonly config: HttpServerConfig;
 	/** Bounds every request and keyring call of the run (the setup signal, or a deadline). */
 	signal: AbortSignal;
 	readonly account: string;
@@ -105,7 +105,7 @@ export type SignIn = ReturnType<typeof createSignIn>;
 export function createSignIn(ctx: AuthContext) {
 	const { env, login, now, remember, clean, update, loadSdk, clientName } = ctx;
 
-	function linkMessage(config: ServerConfig, url: string, reason: Reason, scope?: string): string {
+	function linkMessage(config: HttpServerConfig, url: string, reason: Reason, scope?: string): string {
 		const name = config.name;
 		const paste = `If the browser runs on another machine, the address it ends on can be pasted with: /mcp login ${name} <that address>`;
 		if (reason === "login") {
@@ -124,7 +124,7 @@ export function createSignIn(ctx: AuthContext) {
 		);
 	}
 
-	function required(config: ServerConfig, flow: Flow): AuthorizationRequired {
+	function required(config: HttpServerConfig, flow: Flow): AuthorizationRequired {
 		// The link is built by the SDK from public values only (no token, secret or verifier); it is
 		// kept out of the sanitiser so that a redacted configuration value cannot break it.
 		const [lead = "", tail = ""] = linkMessage(config, LINK, flow.reason, flow.scope).split(LINK);
@@ -144,7 +144,7 @@ export function createSignIn(ctx: AuthContext) {
 	}
 
 	/** Any failure of an `auth()` run, as an error with a clear, sanitised message. */
-	function translate(config: ServerConfig, error: unknown, sdk: Sdk): Error {
+	function translate(config: HttpServerConfig, error: unknown, sdk: Sdk): Error {
 		if (error instanceof AuthRequired || error instanceof KeyringUnavailable || error instanceof SetupFailed) return error;
 		const name = config.name;
 		const message = clean(config, `MCP server "${name}": authorization failed: ${describe(error, sdk)}.`);
@@ -152,12 +152,13 @@ export function createSignIn(ctx: AuthContext) {
 		return refused ? new AuthRequired(name, message) : new SetupFailed(name, message);
 	}
 
-	function placeholderRedirect(config: ServerConfig): string {
+	function placeholderRedirect(config: HttpServerConfig): string {
 		return config.oauth?.redirectUri ?? "http://127.0.0.1/callback";
 	}
 
-	async function beginFlow(work: Work): Promise<void> {
-		if (work.state !== undefined) return;
+	/** Registers the loopback flow once per run; resolves to its `state`. */
+	async function beginFlow(work: Work): Promise<string> {
+		if (work.state !== undefined) return work.state;
 		const state = randomBytes(32).toString("base64url");
 		const redirectUri = await login.begin({
 			server: work.config.name,
@@ -167,6 +168,7 @@ export function createSignIn(ctx: AuthContext) {
 		});
 		work.state = state;
 		work.redirectUri = redirectUri;
+		return state;
 	}
 
 	function hostProvider(work: Work): OAuthClientProvider {
@@ -230,10 +232,7 @@ export function createSignIn(ctx: AuthContext) {
 				return work.verifier;
 			},
 			// Called by auth() right before it builds the link: the loopback flow starts only then.
-			state: async () => {
-				await beginFlow(work);
-				return work.state as string;
-			},
+			state: () => beginFlow(work),
 			saveDiscoveryState: async (state: OAuthDiscoveryState) => {
 				const expected = oauth?.issuer;
 				const found = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl;
@@ -296,7 +295,7 @@ export function createSignIn(ctx: AuthContext) {
 	 * refresh reuses the stored discovery state. The loopback flow starts before the run when the
 	 * run will end at a link (or must register a client), else lazily from `state()`.
 	 */
-	async function runAuth(config: ServerConfig, account: string, run: RunOptions): Promise<AuthorizationRequired | undefined> {
+	async function runAuth(config: HttpServerConfig, account: string, run: RunOptions): Promise<AuthorizationRequired | undefined> {
 		const sdk = await loadSdk();
 		const record = ctx.get(account).record;
 		const scope = run.scope ?? config.oauth?.scope;
@@ -318,7 +317,7 @@ export function createSignIn(ctx: AuthContext) {
 			// Without a refresh token the run ends at the link, and registration needs the redirect URI.
 			if (!refreshable || !registered) await beginFlow(work);
 			const result = await sdk.auth(hostProvider(work), {
-				serverUrl: config.url as string,
+				serverUrl: config.url,
 				fetchFn: fetchWith(run.signal),
 				scope,
 				resourceMetadataUrl: run.resourceMetadataUrl,
@@ -373,7 +372,7 @@ export function createSignIn(ctx: AuthContext) {
 		work.signal = deadline(config);
 		try {
 			const result = await sdk.auth(hostProvider(work), {
-				serverUrl: config.url as string,
+				serverUrl: config.url,
 				fetchFn: fetchWith(work.signal),
 				authorizationCode: code,
 				iss: params.get("iss") ?? undefined,
@@ -393,9 +392,9 @@ export function createSignIn(ctx: AuthContext) {
 	 * Anything else (no 401, no header, a network error) yields no hints, and discovery falls back
 	 * to the well-known locations and `scopes_supported`.
 	 */
-	async function challenge(config: ServerConfig, sdk: Sdk, signal: AbortSignal): Promise<Challenge> {
+	async function challenge(config: HttpServerConfig, sdk: Sdk, signal: AbortSignal): Promise<Challenge> {
 		try {
-			const response = await fetch(config.url as string, {
+			const response = await fetch(config.url, {
 				method: "POST",
 				headers: { ...config.headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
 				body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
@@ -416,7 +415,7 @@ export function createSignIn(ctx: AuthContext) {
 	}
 
 	/** The scope to sign in with (the configured one plus what the challenge asks) and where the metadata is. */
-	function signInScope(config: ServerConfig, asked: Challenge, sdk: Sdk): { scope?: string; resourceMetadataUrl?: URL } {
+	function signInScope(config: HttpServerConfig, asked: Challenge, sdk: Sdk): { scope?: string; resourceMetadataUrl?: URL } {
 		const scope = asked.scope === undefined ? undefined : sdk.computeScopeUnion(config.oauth?.scope, asked.scope);
 		return { scope, resourceMetadataUrl: asked.resourceMetadataUrl };
 	}

@@ -9,7 +9,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { FAUX_EXT, makeSandbox, PI_CLI, runPiJson, type Sandbox, startPiRpc, toolResults } from "./helpers/pi.ts";
-import { pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
+import { HOSTILE, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const sandboxes: Sandbox[] = [];
@@ -393,5 +393,72 @@ describe("servers registered by other extensions", () => {
 		assert.equal(run.code, 0, run.stderr);
 		assert.match(toolResults(run.events)[0]?.text ?? "", /registered: idle · stdio — from the file/);
 		assert.doesNotMatch(run.stderr, /Extension error/);
+	});
+});
+
+describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
+	const INVISIBLE =
+		// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+		/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/u;
+	const EVIL_NAME = "evil\u001b[2J\u001b]0;pwned\u0007\u202e";
+	const EVIL_SHOWN = String.raw`evil\u001b[2J\u001b]0;pwned\u0007\u202e`;
+
+	test("status, listings, errors and /mcp show names escaped; odd tool names are callable; listings are bounded", async () => {
+		const sandbox = await sandboxWith({
+			hx: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "300" } },
+			[EVIL_NAME]: { command: process.execPath, args: [HOSTILE] },
+		});
+		const rpc = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION],
+			script: [
+				{ tool: "mcp", args: { action: "status" } },
+				{ tool: "mcp", args: { action: "tools", server: "hx" } },
+				{ tool: "mcp", args: { action: "call", server: "hx", tool: "odd\nname" } },
+				{ tool: "mcp", args: { action: "call", server: "hx", tool: String.raw`odd\nname` } },
+				{ tool: "mcp", args: { action: "call", server: "hx", tool: "esc\u001b[2J\u001b]0;title\u0007tool" } },
+				{ tool: "mcp", args: { action: "resources", server: "hx", limit: 200 } },
+				{ tool: "mcp", args: { action: "prompts", server: "hx" } },
+				{ tool: "mcp", args: { action: "templates", server: "hx" } },
+				{ tool: "mcp", args: { action: "call", server: "nope\u001b[2J\u2066", tool: "x" } },
+				{ tool: "mcp", args: { action: "prompts", server: "hx", limit: 1000 } },
+				{ text: "done" },
+			],
+		});
+		try {
+			const run = await rpc.prompt("use the hostile server", 60_000);
+			const results = toolResults(run.events);
+			assert.equal(results.length, 10, JSON.stringify(results.map((r) => r.text.slice(0, 80))));
+			for (const result of results) assert.doesNotMatch(result.text, INVISIBLE, JSON.stringify(result.text.slice(0, 400)));
+			const [status, tools, exact, escaped, escName, resources, prompts, templates, unknown, tooMany] = results;
+			assert.ok(status?.text.includes(`${EVIL_SHOWN}: invalid`), status?.text);
+			assert.ok(status?.text.includes(`error: server "${EVIL_SHOWN}" (`), status?.text);
+			assert.equal(tools?.text.split("\n").length, 6, tools?.text);
+			assert.match(tools?.text ?? "", /^hx: 5 tools\nodd\\nname: /);
+			assert.equal(exact?.text, "called odd-newline");
+			assert.equal(escaped?.text, "called odd-newline");
+			assert.equal(escName?.text, "called odd-escapes");
+			assert.ok(Buffer.byteLength(resources?.text ?? "") <= 50 * 1024);
+			assert.match(resources?.text ?? "", /\[Output truncated: showing \d+ of 202 lines .*Full output: \S+\]$/);
+			assert.match(prompts?.text ?? "", /^hx: 300 prompts\nprompt0\\u001b\[31m\\nforged\(arg\\na0\\u001b\[2J_long/);
+			assert.match(templates?.text ?? "", /^hx: 1 resource template\n/);
+			assert.equal(unknown?.isError, true);
+			assert.match(unknown?.text ?? "", /unknown MCP server "nope\\u001b\[2J\\u2066"; configured: hx, evil\\u001b\[2J/);
+			assert.equal(tooMany?.isError, true);
+			assert.match(tooMany?.text ?? "", /limit/);
+
+			const statusCommand = await rpc.prompt("/mcp status");
+			const statusText = statusCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
+			assert.doesNotMatch(statusText, INVISIBLE, JSON.stringify(statusText));
+			assert.ok(statusText.includes(`  ${EVIL_SHOWN}: invalid`), statusText);
+			const toolsCommand = await rpc.prompt("/mcp tools hx");
+			const toolsText = toolsCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
+			assert.doesNotMatch(toolsText, INVISIBLE, JSON.stringify(toolsText));
+			assert.match(toolsText, /^hx: 5 tools\n {2}odd\\nname: /);
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0);
+			assert.equal(unexpectedStderr(closed.stderr), "");
+		}
 	});
 });

@@ -6,7 +6,8 @@
  * the keyring, login (the link, the state turning "signed in" while open) and logout (asks first).
  */
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 // @ts-expect-error -- plain ESM fixture without types
@@ -14,7 +15,7 @@ import { browse } from "./fixtures/oauth/as.mjs";
 // @ts-expect-error -- plain ESM fixture without types
 import { startProtectedMcp } from "./fixtures/oauth/rs.mjs";
 import { makeSandbox, type Sandbox } from "./helpers/pi.ts";
-import { CRASH, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
+import { CRASH, HOSTILE, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 import { HAS_TMUX, type PiTui, startPiTui } from "./helpers/tmux.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
@@ -176,4 +177,48 @@ test("the manager signs in (the link; the state turns signed in while open) and 
 	await tui.waitFor(new RegExp(`Signed out of "${name}"`), "the sign-out");
 	await tui.waitFor(/credentials: not signed in/, "the credential state after sign-out");
 	await stop(tui, log);
+});
+
+test("hostile names in the TUI: the call line, the manager's server list and tool list show them escaped", {
+	skip: !HAS_TMUX && "needs tmux",
+}, async () => {
+	const scripts = await mkdtemp(join(tmpdir(), "pi-mcp-script-"));
+	cleanups.push(() => rm(scripts, { recursive: true, force: true }));
+	const script = join(scripts, "script.json");
+	const sandbox: Sandbox = await makeSandbox({ PI_FAUX_SCRIPT: script });
+	cleanups.push(() => sandbox.cleanup());
+	await writeFile(
+		script,
+		JSON.stringify([{ tool: "mcp", args: { action: "call", server: "hx", tool: "odd\nname\u202e" } }, { text: "DONE-MARK" }]),
+	);
+	await writeFile(
+		join(sandbox.agentDir, "mcp.json"),
+		JSON.stringify({
+			mcpServers: {
+				hx: { command: process.execPath, args: [HOSTILE] },
+				"evil\u001b[2J\u001b]0;pwned\u0007\u202e": { command: process.execPath, args: [HOSTILE] },
+			},
+		}),
+	);
+	const tui = startPiTui(sandbox, [EXTENSION]);
+	cleanups.push(() => tui.kill());
+	await tui.waitFor(/faux-1/, "Pi's footer");
+	tui.type("go");
+	tui.keys("Enter");
+	const call = await tui.waitFor(/DONE-MARK/, "the model's answer after the call");
+	assert.ok(call.includes(String.raw`mcp call hx/odd\nname\u202e`), call);
+
+	tui.type("/mcp");
+	await tui.waitFor(/^→ mcp/m, "the command menu");
+	tui.keys("Enter");
+	const servers = await tui.waitFor(/esc close/, "the manager");
+	// The list cuts long names to its column.
+	assert.ok(servers.includes(String.raw`evil\u001b[2J\u001b]0;pwned`), servers);
+	assert.ok(!servers.includes("\u202e"), "no raw bidi override on the screen");
+	tui.keys("Enter", "Enter");
+	const tools = await tui.waitFor(/→ odd\\nname/, "the tool list");
+	assert.ok(tools.includes(String.raw`odd\nname`), tools);
+	assert.ok(tools.includes(String.raw`bidi\u202eevil\u2066x\u2069`), tools);
+	assert.ok(tools.includes(String.raw`zw\u200bjoin\u{e0041}tag`), tools);
+	tui.kill();
 });

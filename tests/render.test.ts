@@ -11,7 +11,7 @@ import { after, describe, test } from "node:test";
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { present, toolResultParts } from "../src/content.ts";
-import { createOverflowStore, formatBytes, INLINE_MAX_BYTES } from "../src/output.ts";
+import { createOverflowStore, escapeName, formatBytes, INLINE_MAX_BYTES } from "../src/output.ts";
 import { callLine, type McpArgs, type McpDetails, renderCall, renderResult, resultSummary } from "../src/render.ts";
 
 /** A theme that adds nothing, so whatever reaches the output came from the inputs or pi-tui itself. */
@@ -93,7 +93,10 @@ describe("callLine", () => {
 
 	test("escapes in server, tool, string args, JSON args and query do not survive", () => {
 		const line = callLine({ action: "call", server: `s${ESCAPES}`, tool: `t${ESCAPES}`, args: `a${ESCAPES}b` });
-		assert.equal(line, "mcp call s/t ab");
+		assertNoEscapes([line], "names");
+		// Names are shown escaped (item 3 of issue #13), arguments stripped.
+		assert.equal(line, `mcp call ${escapeName(`s${ESCAPES}`)}/${escapeName(`t${ESCAPES}`)} ab`);
+		assert.ok(line.startsWith(String.raw`mcp call s\u001b[31m\u001b[2J`), line);
 		const json = callLine({ action: "call", server: "s", tool: "t", args: { k: `v${ESCAPES}` } });
 		assertNoEscapes([json], "JSON args");
 		assert.ok(json.startsWith('mcp call s/t {"k":"v'), json);
@@ -111,12 +114,23 @@ describe("callLine", () => {
 		);
 	});
 
-	test("newlines in the action, server, tool and query are flattened to one line", () => {
+	test("newlines in the action and query are flattened to one line; in names they are shown escaped", () => {
 		assert.equal(callLine({ action: "call\ninjected", server: "s" }), "mcp call injected s");
-		assert.equal(callLine({ action: "call", server: "s", tool: "t\ninjected" }), "mcp call s/t injected");
-		assert.equal(callLine({ action: "call", server: "s\r\ninjected" }), "mcp call s injected");
+		assert.equal(callLine({ action: "call", server: "s", tool: "t\ninjected" }), String.raw`mcp call s/t\ninjected`);
+		assert.equal(callLine({ action: "call", server: "s\r\ninjected" }), String.raw`mcp call s\r\ninjected`);
 		assert.equal(callLine({ action: "tools", server: "s", query: "a\nb" }), 'mcp tools s "a b"');
 	});
+});
+
+test("bidi controls, zero-width and tag characters in names are shown escaped", () => {
+	const line = callLine({ action: "call", server: "s\u202e", tool: "a\u2066b\u200bc\u{e0041}d" });
+	assert.equal(line, String.raw`mcp call s\u202e/a\u2066b\u200bc\u{e0041}d`);
+	assert.equal(callLine({ action: "read", server: "s", uri: "x://a\u202eb" }), String.raw`mcp read s/x://a\u202eb`);
+	assert.equal(
+		callLine({ action: "call", server: "翻訳", tool: "翻訳する" }),
+		"mcp call 翻訳/翻訳する",
+		"other text is unchanged",
+	);
 });
 
 describe("renderCall", () => {
@@ -159,8 +173,8 @@ describe("renderCall", () => {
 
 	test("a newline in the action, server, tool or query (from the model's arguments) still renders one line", () => {
 		for (const [args, expected] of [
-			[{ action: "call", server: "s", tool: "t\ninjected" }, "mcp call s/t injected"],
-			[{ action: "call", server: "s\ninjected" }, "mcp call s injected"],
+			[{ action: "call", server: "s", tool: "t\ninjected" }, String.raw`mcp call s/t\ninjected`],
+			[{ action: "call", server: "s\ninjected" }, String.raw`mcp call s\ninjected`],
 			[{ action: "tools", server: "s", query: "a\nb" }, 'mcp tools s "a b"'],
 			[{ action: "call\ninjected", server: "s" }, "mcp call injected s"],
 		] as const) {

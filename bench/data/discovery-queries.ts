@@ -1,0 +1,150 @@
+/**
+ * Queries for figure 7 (discovery), written by hand the way agents search, before any ranker was
+ * tuned, and never derived from the descriptions. Each lists the acceptable answers as
+ * `server/tool` (two or more when the query is honestly ambiguous). The split is fixed: the tuning
+ * half is every even-numbered query of each kind, the held-out half every odd-numbered one; the
+ * ranker was tuned on the first half only.
+ */
+
+export type Kind = "keywords" | "sentence" | "synonym" | "typo" | "plural" | "name" | "ambiguous";
+
+export type Query = Readonly<{ q: string; kind: Kind; expect: readonly string[] }>;
+
+export const QUERIES: readonly Query[] = [
+	// Keywords, as a model types them into a search box.
+	{ q: "create pull request", kind: "keywords", expect: ["github/create_pull_request"] },
+	{ q: "git commit", kind: "keywords", expect: ["git/git_commit"] },
+	{ q: "read file", kind: "keywords", expect: ["filesystem/read_text_file", "filesystem/read_file"] },
+	{ q: "pie chart", kind: "keywords", expect: ["chart/generate_pie_chart"] },
+	{ q: "search code", kind: "keywords", expect: ["github/search_code"] },
+	{ q: "delete entities", kind: "keywords", expect: ["memory/delete_entities"] },
+	{ q: "notion page create", kind: "keywords", expect: ["notion/API-post-page"] },
+	{ q: "stash changes", kind: "keywords", expect: ["git/git_stash"] },
+	{ q: "performance trace", kind: "keywords", expect: ["chrome-devtools/performance_start_trace"] },
+	{ q: "dependabot alerts", kind: "keywords", expect: ["github/list_dependabot_alerts"] },
+	{ q: "word cloud", kind: "keywords", expect: ["chart/generate_word_cloud_chart"] },
+	{ q: "heap snapshot memory leak", kind: "keywords", expect: ["chrome-devtools/take_heapsnapshot"] },
+	{ q: "star repo", kind: "keywords", expect: ["github/star_repository"] },
+	{ q: "mind map", kind: "keywords", expect: ["chart/generate_mind_map"] },
+
+	// Sentences: what the agent wants done, in its own words.
+	{ q: "open a PR", kind: "sentence", expect: ["github/create_pull_request"] },
+	{
+		q: "take a picture of the page",
+		kind: "sentence",
+		expect: ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot"],
+	},
+	{ q: "make a new folder", kind: "sentence", expect: ["filesystem/create_directory"] },
+	{ q: "show me the commit history", kind: "sentence", expect: ["git/git_log", "github/list_commits"] },
+	{ q: "what files changed in my working tree", kind: "sentence", expect: ["git/git_status", "git/git_diff"] },
+	{ q: "go to a url in the browser", kind: "sentence", expect: ["playwright/browser_navigate", "chrome-devtools/navigate_page"] },
+	{ q: "who wrote this line", kind: "sentence", expect: ["git/git_blame"] },
+	{ q: "undo my last commit", kind: "sentence", expect: ["git/git_reset"] },
+	{ q: "merge the pull request", kind: "sentence", expect: ["github/merge_pull_request"] },
+	{ q: "add a comment to an issue", kind: "sentence", expect: ["github/add_issue_comment"] },
+	{ q: "draw a flowchart", kind: "sentence", expect: ["chart/generate_flow_diagram"] },
+	{ q: "download a repository to my machine", kind: "sentence", expect: ["git/git_clone"] },
+	{ q: "rename a file", kind: "sentence", expect: ["filesystem/move_file"] },
+	{
+		q: "run javascript in the page",
+		kind: "sentence",
+		expect: ["playwright/browser_evaluate", "chrome-devtools/evaluate_script"],
+	},
+	{ q: "think step by step about a problem", kind: "sentence", expect: ["sequential-thinking/sequentialthinking"] },
+	{ q: "who am i on github", kind: "sentence", expect: ["github/get_me"] },
+	{ q: "save the page as a pdf", kind: "sentence", expect: ["playwright/browser_pdf_save"] },
+	{ q: "send my commits to the remote", kind: "sentence", expect: ["git/git_push"] },
+	{ q: "which directories am I allowed to access", kind: "sentence", expect: ["filesystem/list_allowed_directories"] },
+	{ q: "get the logs of a failed workflow job", kind: "sentence", expect: ["github/get_job_logs"] },
+
+	// Synonyms: the right idea in other words than the tool's.
+	{ q: "remove a file from the repo", kind: "synonym", expect: ["github/delete_file"] },
+	{ q: "capture screen", kind: "synonym", expect: ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot"] },
+	{ q: "new directory", kind: "synonym", expect: ["filesystem/create_directory"] },
+	{ q: "look up issues", kind: "synonym", expect: ["github/search_issues", "github/list_issues"] },
+	{ q: "erase entity from memory", kind: "synonym", expect: ["memory/delete_entities"] },
+	{ q: "make a new repo", kind: "synonym", expect: ["github/create_repository"] },
+	{ q: "grab upstream changes", kind: "synonym", expect: ["git/git_pull", "git/git_fetch"] },
+	{
+		q: "kill the browser tab",
+		kind: "synonym",
+		expect: ["playwright/browser_tabs", "playwright/browser_close", "chrome-devtools/close_page"],
+	},
+	{ q: "graph of sales over time", kind: "synonym", expect: ["chart/generate_line_chart", "chart/generate_area_chart"] },
+	{ q: "file a bug report", kind: "synonym", expect: ["github/issue_write"] },
+	{ q: "copy someone's repository to my account", kind: "synonym", expect: ["github/fork_repository"] },
+	{ q: "look up documentation for a library", kind: "synonym", expect: ["context7/query-docs", "context7/resolve-library-id"] },
+	{ q: "add two numbers", kind: "synonym", expect: ["everything/get-sum"] },
+	{ q: "org chart", kind: "synonym", expect: ["chart/generate_organization_chart"] },
+
+	// Typos: one or two letters off.
+	{ q: "comit histroy", kind: "typo", expect: ["git/git_log", "github/list_commits"] },
+	{ q: "screnshot", kind: "typo", expect: ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot"] },
+	{ q: "create pul reqest", kind: "typo", expect: ["github/create_pull_request"] },
+	{ q: "direcotry tree", kind: "typo", expect: ["filesystem/directory_tree"] },
+	{ q: "chekout branch", kind: "typo", expect: ["git/git_checkout"] },
+	{ q: "navigte to url", kind: "typo", expect: ["playwright/browser_navigate", "chrome-devtools/navigate_page"] },
+	{ q: "scatter chrat", kind: "typo", expect: ["chart/generate_scatter_chart"] },
+	{ q: "rebsae onto main", kind: "typo", expect: ["git/git_rebase"] },
+	{ q: "lighthose audit", kind: "typo", expect: ["chrome-devtools/lighthouse_audit"] },
+	{ q: "cherrypick a commit", kind: "typo", expect: ["git/git_cherry_pick"] },
+
+	// Plural and singular the other way round from the tool's name.
+	{ q: "list issue", kind: "plural", expect: ["github/list_issues"] },
+	{ q: "pull requests", kind: "plural", expect: ["github/list_pull_requests", "github/search_pull_requests"] },
+	{ q: "add observation to an entity", kind: "plural", expect: ["memory/add_observations"] },
+	{ q: "read multiple file", kind: "plural", expect: ["filesystem/read_multiple_files"] },
+	{ q: "notification", kind: "plural", expect: ["github/list_notifications"] },
+	{ q: "gists", kind: "plural", expect: ["github/list_gists"] },
+	{ q: "create relation", kind: "plural", expect: ["memory/create_relations"] },
+	{ q: "list release", kind: "plural", expect: ["github/list_releases"] },
+
+	// A tool's name, exactly or nearly.
+	{ q: "git_status", kind: "name", expect: ["git/git_status"] },
+	{ q: "take_snapshot", kind: "name", expect: ["chrome-devtools/take_snapshot"] },
+	{ q: "browser_snapshot", kind: "name", expect: ["playwright/browser_snapshot"] },
+	{ q: "get-sum", kind: "name", expect: ["everything/get-sum"] },
+	{ q: "echo", kind: "name", expect: ["everything/echo"] },
+	{ q: "API-post-search", kind: "name", expect: ["notion/API-post-search"] },
+	{ q: "sequentialthinking", kind: "name", expect: ["sequential-thinking/sequentialthinking"] },
+	{ q: "resolve library id", kind: "name", expect: ["context7/resolve-library-id"] },
+	{ q: "listDirectory", kind: "name", expect: ["filesystem/list_directory"] },
+	{ q: "get file contents", kind: "name", expect: ["github/get_file_contents"] },
+
+	// Ambiguous: two servers offer the same thing; either answer is right.
+	{ q: "screenshot", kind: "ambiguous", expect: ["playwright/browser_take_screenshot", "chrome-devtools/take_screenshot"] },
+	{ q: "click element", kind: "ambiguous", expect: ["playwright/browser_click", "chrome-devtools/click"] },
+	{
+		q: "console messages",
+		kind: "ambiguous",
+		expect: ["playwright/browser_console_messages", "chrome-devtools/list_console_messages"],
+	},
+	{ q: "press a key", kind: "ambiguous", expect: ["playwright/browser_press_key", "chrome-devtools/press_key"] },
+	{
+		q: "network requests",
+		kind: "ambiguous",
+		expect: ["playwright/browser_network_requests", "chrome-devtools/list_network_requests"],
+	},
+	{ q: "hover over an element", kind: "ambiguous", expect: ["playwright/browser_hover", "chrome-devtools/hover"] },
+	{ q: "fill in the login form", kind: "ambiguous", expect: ["playwright/browser_fill_form", "chrome-devtools/fill_form"] },
+	{ q: "new branch", kind: "ambiguous", expect: ["github/create_branch", "git/git_branch"] },
+	{ q: "wait until text appears", kind: "ambiguous", expect: ["playwright/browser_wait_for", "chrome-devtools/wait_for"] },
+	{
+		q: "upload a file in the browser",
+		kind: "ambiguous",
+		expect: ["playwright/browser_file_upload", "chrome-devtools/upload_file"],
+	},
+];
+
+/** Tuning half: even positions within each kind; held-out half: odd positions. */
+export function split(queries: readonly Query[] = QUERIES): Readonly<{ tune: Query[]; heldOut: Query[] }> {
+	const seen = new Map<Kind, number>();
+	const tune: Query[] = [];
+	const heldOut: Query[] = [];
+	for (const query of queries) {
+		const at = seen.get(query.kind) ?? 0;
+		seen.set(query.kind, at + 1);
+		(at % 2 === 0 ? tune : heldOut).push(query);
+	}
+	return { tune, heldOut };
+}
