@@ -220,6 +220,7 @@ describe("a silent authorization server in a real Pi", { timeout: 120_000 }, () 
 			timeoutMs: 15_000,
 		});
 		assert.equal(run.code, 0, run.stderr);
+		console.log(`# Pi ran ${run.durationMs} ms in all (start, one call with timeout 1 s, shutdown)`);
 		const [call] = toolResults(run.events);
 		assert.equal(call?.isError, true);
 		assert.match(call?.text ?? "", /MCP server "silent" failed to start: setup did not finish within 1 s/);
