@@ -211,6 +211,7 @@ describe("a silent authorization server in a real Pi", { timeout: 120_000 }, () 
 		};
 		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { silent: server } }));
 		// A generous bound: without a time limit on the credential phase Pi never exits and this rejects.
+		const spawnedAt = Date.now();
 		const run = await runPiJson({
 			sandbox,
 			extensions: [EXTENSION],
@@ -220,7 +221,15 @@ describe("a silent authorization server in a real Pi", { timeout: 120_000 }, () 
 			timeoutMs: 15_000,
 		});
 		assert.equal(run.code, 0, run.stderr);
-		console.log(`# Pi ran ${run.durationMs} ms in all (start, one call with timeout 1 s, shutdown)`);
+		// Printed for the record, not asserted: when the call was made and answered, and when Pi was gone.
+		const stamps = run.events
+			.filter((event) => event.type === "message_end")
+			.map((event) => event.message as { role?: string; timestamp?: number });
+		const asked = stamps.find((message) => message.role === "assistant")?.timestamp ?? Number.NaN;
+		const answered = stamps.find((message) => message.role === "toolResult")?.timestamp ?? Number.NaN;
+		console.log(
+			`# call answered after ${answered - asked} ms; Pi exited ${spawnedAt + run.durationMs - answered} ms after the answer (${run.durationMs} ms in all)`,
+		);
 		const [call] = toolResults(run.events);
 		assert.equal(call?.isError, true);
 		assert.match(call?.text ?? "", /MCP server "silent" failed to start: setup did not finish within 1 s/);
