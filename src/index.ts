@@ -193,7 +193,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	/** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
 	function oauthConfig(session: Readonly<{ config: ConfigSnapshot }>, name: string): ServerConfig | string {
 		const entry = session.config.servers.find((server) => server.name === name);
-		if (!entry) return `unknown MCP server "${name}"`;
+		if (!entry) return `unknown MCP server "${escapeName(name)}"`;
 		if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
 		if (entry.config.auth !== "oauth") return `MCP server "${name}" does not use OAuth sign-in`;
 		return entry.config;
