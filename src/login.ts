@@ -119,7 +119,14 @@ function reply(res: ServerResponse, status: number, body: string, extra: Readonl
 
 const REFUSED = "pi-mcp: this is not a sign-in callback pi-mcp is waiting for.";
 
-export function createLoginService(options: Readonly<{ now?: () => number }> = {}): LoginService {
+export type LoginServiceOptions = Readonly<{
+	/** Defaults to Date.now. */
+	now?: () => number;
+	/** Called with a listener's port once it has stopped listening (the port is free); for tests. */
+	onClosed?: (port: number) => void;
+}>;
+
+export function createLoginService(options: LoginServiceOptions = {}): LoginService {
 	const now = options.now ?? Date.now;
 	const flows = new Map<string, Pending>();
 	const listeners = new Map<string, Listener>();
@@ -133,10 +140,17 @@ export function createLoginService(options: Readonly<{ now?: () => number }> = {
 		const listener = listeners.get(key);
 		if (!listener || flowsOn(key) > 0 || listener.busy.count > 0) return;
 		listeners.delete(key);
-		for (const server of listener.servers) {
-			server.close();
-			server.closeIdleConnections();
-		}
+		const closed = listener.servers.map(
+			(server) =>
+				new Promise<void>((resolve) => {
+					server.close(() => resolve());
+					server.closeIdleConnections();
+				}),
+		);
+		Promise.all([listener.ready, ...closed]).then(
+			([port]) => options.onClosed?.(port),
+			() => undefined,
+		);
 	}
 
 	function forget(state: string): void {

@@ -18,10 +18,22 @@ afterEach(async () => {
 
 const newState = () => randomBytes(24).toString("base64url");
 
-function service(clock = { now: 1_000_000 }): LoginService {
-	const created = createLoginService({ now: () => clock.now });
+function service(clock = { now: 1_000_000 }, onClosed?: (port: number) => void): LoginService {
+	const created = createLoginService({ now: () => clock.now, onClosed });
 	services.push(created);
 	return created;
+}
+
+/** The service's `onClosed` events: `next(port)` resolves when that port's listener next stops (no sleeping). */
+function closings(): Readonly<{ onClosed: (port: number) => void; next: (port: number) => Promise<void> }> {
+	const waiting = new Map<number, () => void>();
+	return {
+		onClosed: (port) => {
+			waiting.get(port)?.();
+			waiting.delete(port);
+		},
+		next: (port) => new Promise<void>((resolve) => waiting.set(port, resolve)),
+	};
 }
 
 type Flow = { state: string; uri: URL; calls: URLSearchParams[]; done: Promise<URLSearchParams> };
@@ -287,26 +299,30 @@ describe("loopback receiver", { timeout: 60_000 }, () => {
 		await assertCompletes(flow);
 	});
 
-	test("the listener exists only while a flow is pending: completion, cancel, expiry, dispose", async () => {
+	test("the listener exists only while a flow is pending: completion, cancel, expiry, dispose", { timeout: 20_000 }, async () => {
 		const clock = { now: 5_000 };
-		const login = service(clock);
+		const closed = closings();
+		const login = service(clock, closed.onClosed);
 		const a = await begin(login);
 		const port = Number(a.uri.port);
+		const aClosed = closed.next(port);
 		await assertCompletes(a);
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		await aClosed;
 		assert.equal(await refused(port), true, "closed after completion");
 		assert.equal(login.pending(), 0);
 
 		const b = await begin(login);
 		assert.equal(login.pending(), 1);
+		const bClosed = closed.next(Number(b.uri.port));
 		login.cancel(b.state);
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		await bClosed;
 		assert.equal(await refused(Number(b.uri.port)), true, "closed after cancel");
 
 		const c = await begin(login);
 		clock.now += FLOW_TTL_MS + 1;
+		const cClosed = closed.next(Number(c.uri.port));
 		assert.equal((await send(Number(c.uri.port), callbackPath(c, { code: "x" }))).status, 400);
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		await cClosed;
 		assert.equal(await refused(Number(c.uri.port)), true, "closed after expiry");
 
 		const d = await begin(login);

@@ -24,6 +24,7 @@ import { httpServer } from "./fixtures/oauth/config.ts";
 import { startProtectedMcp } from "./fixtures/oauth/rs.mjs";
 import type { WorkerArgs } from "./fixtures/refresh-worker.ts";
 import { startWorker, stopWorkers, type Worker, type WorkerEvent } from "./fixtures/workers.ts";
+import { seeded } from "./helpers/seed.ts";
 
 type Events = { grants: string[]; revoked: string[]; errors: string[] };
 type Rs = { mcpUrl: URL; as: { issuer: string; events: Events }; tokensSeen: string[]; close(): Promise<void> };
@@ -143,16 +144,8 @@ async function lockFiles(): Promise<string[]> {
 	return readdir(lockDir()).catch(() => []);
 }
 
-function shuffle<T>(items: readonly T[]): T[] {
-	const copy = [...items];
-	for (const i of copy.keys()) {
-		const j = i + Math.floor(Math.random() * (copy.length - i));
-		[copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
-	}
-	return copy;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A random gap between steps, to vary the interleaving (seeded: see helpers/seed.ts). */
+const jitter = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** All results succeeded as alice, with one and the same token, and nobody got a sign-in link. */
 function assertAllSucceeded(results: WorkerEvent[], record: CredentialRecord | undefined): void {
@@ -205,24 +198,27 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assert.deepEqual(await lockFiles(), []);
 	});
 
-	test("the same with the processes started and released in a random order", async () => {
+	test("the same with the processes started and released in a random order", async (t) => {
+		const { seed, random, shuffle } = seeded();
+		t.diagnostic(`jitter seed ${seed}; PI_MCP_TEST_SEED=${seed} replays this order`);
 		const { account } = await signIn("shuffled");
 		for (const round of [1, 2]) {
 			await expire(account);
 			const since = mark();
 			const workers: Worker[] = [];
-			for (const _ of shuffle(Array.from({ length: 8 }, (_, i) => i))) {
+			// Jitter on purpose (not a wait for something): starts and releases spread over varied gaps.
+			for (const _ of Array.from({ length: 8 })) {
 				workers.push(worker("shuffled", { waitGo: true }));
-				await sleep(Math.random() * 40);
+				await jitter(random() * 40);
 			}
 			for (const w of workers) await w.next("ready");
 			for (const w of shuffle(workers)) {
 				w.send("go");
-				await sleep(Math.random() * 30);
+				await jitter(random() * 30);
 			}
 			const results = await Promise.all(workers.map((w) => w.next("result")));
 			const seen = since();
-			assert.equal(seen.refreshGrants, 1, `round ${round}: ${JSON.stringify(seen)}`);
+			assert.equal(seen.refreshGrants, 1, `round ${round} (seed ${seed}): ${JSON.stringify(seen)}`);
 			assert.deepEqual(seen.revoked, []);
 			assert.deepEqual(seen.errors, []);
 			assertAllSucceeded(results, await readRecord(store, account));

@@ -22,6 +22,7 @@ import {
 	SERVER,
 	startedPids,
 	startHttpFixture,
+	waitForWire,
 } from "./helpers/servers.ts";
 
 type Harness = Readonly<{ dir: string; log: string; runtime: Runtime; cleanup(): Promise<void> }>;
@@ -165,9 +166,14 @@ describe("concurrency", () => {
 		const h = await harness((log) => ({ fx: stdio(log) }));
 		await h.runtime.call("fx", "echo", { text: "warm" });
 		const controller = new AbortController();
-		const cancelled = h.runtime.call("fx", "slow", { ms: 2000, steps: 4 }, { signal: controller.signal });
+		// Cancelled once the server reports progress on it: the call is certainly running there.
+		const cancelled = h.runtime.call(
+			"fx",
+			"slow",
+			{ ms: 2000, steps: 4 },
+			{ signal: controller.signal, onProgress: () => controller.abort() },
+		);
 		const sibling = h.runtime.call("fx", "slow", { ms: 800, steps: 2 });
-		setTimeout(() => controller.abort(), 300);
 		await assert.rejects(cancelled, (error: Error) => {
 			assert.ok(error instanceof CallFailed);
 			assert.equal(error.reason, "cancelled");
@@ -275,7 +281,9 @@ describe("failures and teardown", () => {
 			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 20_000 },
 		}));
 		const pending = h.runtime.call("silent", "x", {}).catch((error: Error) => error);
-		await new Promise((resolve) => setTimeout(resolve, 500));
+		// Shut down once the server process runs: setup has certainly started (and is stuck).
+		await waitForWire(h.log, (lines) => startedPids(lines).length > 0, "the silent server starting");
+		assert.equal(h.runtime.status()[0]?.state, "connecting");
 		await h.runtime.dispose();
 		const error = await pending;
 		assert.ok(error instanceof Error);

@@ -77,10 +77,16 @@ test("call → one link → the flow completes → the completion message arrive
 		assert.match(browsed.redirect.href, /^http:\/\/127\.0\.0\.1:\d+\/callback\?/);
 
 		// The completion message starts a turn in which the model retries the call.
-		const deadline = Date.now() + 30_000;
-		while (Date.now() < deadline && !JSON.stringify(rpc.records).includes("DONE")) {
-			await new Promise((resolve) => setTimeout(resolve, 100));
-		}
+		// Until the turn that answers "DONE …" has settled (its text streams in several records).
+		const answered = { value: false };
+		await rpc.until(
+			"the retried call's answer",
+			(record) => {
+				answered.value ||= JSON.stringify(record).includes("DONE");
+				return (answered.value && record.type === "agent_settled") || undefined;
+			},
+			30_000,
+		);
 		const all = JSON.stringify(rpc.records);
 		assert.match(all, /Signed in to MCP server \\"secure\d+\\"/);
 		assert.match(all, /DONE \{\\"clientId\\":/, "the retried call succeeded");

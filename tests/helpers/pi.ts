@@ -529,6 +529,11 @@ export interface PiRpc {
 	 * `disposition: "started"`, after the following `agent_settled`.
 	 */
 	prompt(message: string, timeoutMs?: number): Promise<PromptResult>;
+	/**
+	 * Resolves with the first record (already received or still to come) for which `accept` returns a
+	 * value: a wait on Pi's own output, never a sleep. Rejects on exit, or after `timeoutMs` (killing Pi).
+	 */
+	until<T>(what: string, accept: (record: JsonEvent) => T | undefined, timeoutMs?: number): Promise<T>;
 	/** Answer a dialog request. */
 	answer(requestId: string, answer: UiAnswer): void;
 	/** Rewrite the faux script file (the cursor keeps its position: pass the full, longer script). */
@@ -677,6 +682,10 @@ export async function startPiRpc(opts: RpcOptions): Promise<PiRpc> {
 		send: write,
 		request,
 		prompt,
+		until: <T>(what: string, accept: (record: JsonEvent) => T | undefined, timeoutMs = defaultTimeout): Promise<T> => {
+			const seen = records.map(accept).find((value) => value !== undefined);
+			return seen !== undefined ? Promise.resolve(seen) : waitFor(what, accept, timeoutMs);
+		},
 		answer: (requestId, answer) => write({ type: "extension_ui_response", id: requestId, ...answer }),
 		setScript: (script) => writeFile(scriptFile, JSON.stringify(script)),
 		close,

@@ -1,7 +1,7 @@
 /** Real fixture MCP servers for tests: paths, an HTTP launcher, and the wire log reader. */
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, watch } from "node:fs";
+import { dirname, join } from "node:path";
 
 export const FIXTURES = new URL("../fixtures/", import.meta.url).pathname;
 export const SERVER = join(FIXTURES, "server.mjs");
@@ -20,6 +20,34 @@ export function readWire(path: string): WireLine[] {
 		.split("\n")
 		.filter(Boolean)
 		.map((line) => JSON.parse(line) as WireLine);
+}
+
+/**
+ * Resolves with the wire log once `until` holds for it: woken by file-system events on the log's
+ * directory (no polling, no sleeping). Rejects after `timeoutMs`, naming what it waited for.
+ */
+export function waitForWire(
+	path: string,
+	until: (lines: WireLine[]) => boolean,
+	what: string,
+	timeoutMs = 20_000,
+): Promise<WireLine[]> {
+	return new Promise((resolve, reject) => {
+		const watcher = watch(dirname(path));
+		const done = (error?: Error) => {
+			clearTimeout(timer);
+			watcher.close();
+			if (error) reject(error);
+			else resolve(readWire(path));
+		};
+		const check = () => {
+			if (until(readWire(path))) done();
+		};
+		const timer = setTimeout(() => done(new Error(`the wire log never showed ${what}`)), timeoutMs);
+		watcher.on("change", check);
+		watcher.on("error", done);
+		check();
+	});
 }
 
 export const count = (lines: readonly WireLine[], key: string): number =>
