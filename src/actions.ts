@@ -339,28 +339,42 @@ export async function runAction(
 }
 
 /**
- * The definitions of the tools the `tools` action lists for a query, in its order: its search
- * decides what matches (for `pi-mcp tools --json` and the `/mcp` manager).
+ * The `tools` action's listing for a query, every page of it (its header and one line per tool):
+ * the action's search decides what matches. For `pi-mcp tools` and the `/mcp` manager.
  */
+export async function toolListing(
+	session: Session,
+	server: string,
+	query: string | undefined,
+	signal?: AbortSignal,
+): Promise<Readonly<{ header: string; lines: readonly string[] }>> {
+	type Listing = Readonly<{ header: string; lines: readonly string[] }>;
+	const pages = async (cursor: string | undefined, found: readonly string[]): Promise<Listing> => {
+		const params = { action: "tools", server, query, limit: MAX_LIMIT, cursor } as Params;
+		const result = await runAction(session, params, signal, undefined);
+		const [header = "", ...rest] = result.content
+			.map((block) => (block.type === "text" ? block.text : ""))
+			.join("\n")
+			.split("\n");
+		const next = /^… \d+ more \(cursor "(\d+)"\)$/.exec(rest.at(-1) ?? "")?.[1];
+		const lines = [...found, ...(next ? rest.slice(0, -1) : rest)];
+		return next ? pages(next, lines) : { header, lines };
+	};
+	return pages(undefined, []);
+}
+
+/** The definitions of the tools in `toolListing`, in its order. */
 export async function matchingTools(
 	session: Session,
 	server: string,
 	query: string | undefined,
 	signal?: AbortSignal,
 ): Promise<readonly Tool[]> {
-	// Page by page (a page holds at most MAX_LIMIT tools), following the cursor the listing names.
-	const lines = async (cursor: string | undefined): Promise<readonly string[]> => {
-		const params = { action: "tools", server, query, limit: MAX_LIMIT, cursor } as Params;
-		const result = await runAction(session, params, signal, undefined);
-		const text = result.content.flatMap((block) => (block.type === "text" ? block.text.split("\n").slice(1) : []));
-		const next = /^… \d+ more \(cursor "(\d+)"\)$/.exec(text.at(-1) ?? "")?.[1];
-		return next === undefined ? text : [...text.slice(0, -1), ...(await lines(next))];
-	};
-	const listed = await lines(undefined);
+	const { lines } = await toolListing(session, server, query, signal);
 	const all = await session.runtime.tools(server, signal);
 	// Listings show names escaped (`escapeName`).
 	const shown = all.map((tool) => [escapeName(tool.name), tool] as const);
-	return listed.flatMap((line) =>
+	return lines.flatMap((line) =>
 		shown
 			.filter(([name]) => line === name || line.startsWith(`${name}:`))
 			.map(([, tool]) => tool)

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import type { Result, Session } from "./actions.ts";
-import { matchingTools, runAction, userStatus } from "./actions.ts";
+import { matchingTools, runAction, toolListing, userStatus } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
@@ -217,10 +217,13 @@ async function tools(cli: Cli, args: readonly string[]): Promise<number> {
 	const [name, ...words] = args;
 	const server = entryOf(cli, name, "tools").name;
 	const query = words.join(" ") || undefined;
-	const result = await runAction(cli.session, { action: "tools", server, query, limit: 10_000 } as Params, cli.signal, undefined);
-	if (!cli.flags.json) return printResult(cli, result, {});
-	const listed = await matchingTools(cli.session, server, query, cli.signal);
-	cli.io.out(`${JSON.stringify({ server, query, tools: listed }, null, 2)}\n`);
+	if (cli.flags.json) {
+		const listed = await matchingTools(cli.session, server, query, cli.signal);
+		cli.io.out(`${JSON.stringify({ server, query, tools: listed }, null, 2)}\n`);
+	} else {
+		const { header, lines } = await toolListing(cli.session, server, query, cli.signal);
+		cli.io.out(`${[header, ...lines].join("\n")}\n`);
+	}
 	return EXIT.ok;
 }
 

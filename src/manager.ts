@@ -303,6 +303,7 @@ function serverScreen(ui: Ui, name: string): Screen {
 			const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
 			return [
 				`${theme.fg("accent", theme.bold(escapeName(name)))}  ${theme.fg(stateColor(status.state), facts(status))}`,
+				...(status.description ? [theme.fg("muted", oneLine(status.description, 200))] : []),
 				theme.fg("muted", `source: ${source}`),
 				...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
 				...(status.error ? [theme.fg("error", `error: ${status.error.split("\n")[0]}`)] : []),
