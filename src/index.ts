@@ -199,17 +199,6 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		return entry.config;
 	}
 
-	/** Credential state per server with `auth`, read locally (no network), for `/mcp status`. */
-	async function credentialStates(session: Session & Owned): Promise<ReadonlyMap<string, string>> {
-		const withAuth = session.config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
-		const states = await Promise.all(
-			withAuth.map(
-				async (config) => [config.name, await session.auth.credentialState(config).catch((e: Error) => e.message)] as const,
-			),
-		);
-		return new Map(states);
-	}
-
 	/** Command output: a notification where there is a UI (TUI, RPC); plain text on stderr in print and
 	 * JSON modes, where Pi keeps stdout for the agent's own output (it redirects extensions' stdout there too). */
 	function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
@@ -284,7 +273,12 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			if (action === "status" && name === undefined) {
 				return report(
 					ctx,
-					opened ? opened.mods.actions.userStatus(session, await credentialStates(opened.session)) : "pi-mcp: no session yet.",
+					opened
+						? opened.mods.actions.userStatus(
+								session,
+								await opened.mods.actions.credentialStates(opened.session.config, opened.session.auth),
+							)
+						: "pi-mcp: no session yet.",
 				);
 			}
 			const allowed = action === "login" ? extra.length <= 1 : extra.length === 0;
