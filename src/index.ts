@@ -5,14 +5,14 @@
  */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
-import type { Result, Session } from "./actions.ts";
+import type { Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
-import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig, unknownServer } from "./config.ts";
+import { type ConfigSnapshot, type ExtensionServer, loadConfig } from "./config.ts";
 import { createOverflowStore, escapeName, type OverflowStore } from "./output.ts";
-import { type McpArgs, renderCall, renderResult } from "./render.ts";
+import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { Runtime } from "./runtime.ts";
 import type { SecretStore } from "./store.ts";
-import { DESCRIPTION, type Params, PROMPT_SNIPPET, parameters, streamedServer } from "./tool.ts";
+import { DESCRIPTION, PROMPT_SNIPPET, parameters, SUBCOMMANDS, streamedServer } from "./tool.ts";
 
 export const VERSION = "0.1.0";
 
@@ -54,8 +54,9 @@ function loadModules(): Promise<Modules> {
 }
 
 /** A session from `session_start` to shutdown: its configuration (replaced when Pi's MCP servers
- * change) and credentials; the runtime and the overflow store are created on first use. */
-type Open = { config: ConfigSnapshot; readonly owned: Owned; runtime?: Runtime; overflow?: OverflowStore };
+ * change) and credentials; the runtime and the overflow store are created on first use. Replaced
+ * whole, and re-read after every `await` (a new session may have started meanwhile). */
+type Open = Readonly<{ config: ConfigSnapshot; owned: Owned; runtime?: Runtime; overflow?: OverflowStore }>;
 
 /**
  * The auth modules (and `node:http` for the loopback receiver, the keyring binding) load only when a
@@ -119,16 +120,19 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	/** The current session with its runtime (created here on first use, from the current configuration). */
 	async function live(): Promise<Readonly<{ session: Session & Owned; mods: Modules }>> {
 		const mods = await loadModules();
-		const open = holder.session;
-		if (!open) throw new Error("MCP is not available: the session has not started");
-		open.runtime ??= mods.runtime.createRuntime({
-			servers: open.config.servers,
-			env: env(),
-			clientInfo: { name: "pi-mcp", version: VERSION },
-			auth: open.owned.auth,
-		});
-		open.overflow ??= createOverflowStore({ baseDir: options.overflowDir });
-		return { session: { config: open.config, runtime: open.runtime, overflow: open.overflow, ...open.owned }, mods };
+		const current = holder.session;
+		if (!current) throw new Error("MCP is not available: the session has not started");
+		const runtime =
+			current.runtime ??
+			mods.runtime.createRuntime({
+				servers: current.config.servers,
+				env: env(),
+				clientInfo: { name: "pi-mcp", version: VERSION },
+				auth: current.owned.auth,
+			});
+		const overflow = current.overflow ?? createOverflowStore({ baseDir: options.overflowDir });
+		if (runtime !== current.runtime || overflow !== current.overflow) holder.session = { ...current, runtime, overflow };
+		return { session: { config: current.config, runtime, overflow, ...current.owned }, mods };
 	}
 
 	/** Starts a server's shared setup while the model still writes the call that names it (see `message_update`). */
@@ -185,28 +189,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		}));
 	}
 
-	function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" | "failed"): void {
-		const ok = outcome === "completed";
-		report(ctx, ok ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`, ok ? "info" : "error");
-	}
-
-	/** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
-	function oauthConfig(session: Readonly<{ config: ConfigSnapshot }>, name: string): ServerConfig | string {
-		const entry = session.config.servers.find((server) => server.name === name);
-		if (!entry) return `unknown MCP server "${name}"`;
-		if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
-		if (entry.config.auth !== "oauth") return `MCP server "${name}" does not use OAuth sign-in`;
-		return entry.config;
-	}
-
-	/** Command output: a notification where there is a UI (TUI, RPC); plain text on stderr in print and
-	 * JSON modes, where Pi keeps stdout for the agent's own output (it redirects extensions' stdout there too). */
-	function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
-		if (ctx.hasUI) ctx.ui.notify(text, level);
-		else process.stderr.write(`${text}\n`);
-	}
-
-	pi.registerTool({
+	pi.registerTool<typeof parameters, McpDetails>({
 		name: "mcp",
 		label: "MCP",
 		description: DESCRIPTION,
@@ -216,7 +199,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			await holder.loading?.catch(() => undefined);
 			const { session, mods } = await live();
 			try {
-				return await mods.actions.runAction(session, params as Params, signal, onUpdate);
+				return await mods.actions.runAction(session, params, signal, onUpdate);
 			} catch (error) {
 				if (!(error instanceof mods.errors.AuthRequired)) throw error;
 				// Sign-in needed: one link and what to do, as a result the model reads (not a crash).
@@ -228,13 +211,9 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 				};
 			}
 		},
-		renderCall: (args, theme) => renderCall(args as McpArgs, theme),
-		renderResult: (result, options, theme, context) => renderResult(result as Result, options, theme, context.isError),
+		renderCall: (args, theme) => renderCall(args, theme),
+		renderResult: (result, options, theme, context) => renderResult(result, options, theme, context.isError),
 	});
-
-	const SUBCOMMANDS = ["status", "tools", "reconnect", "login", "logout"];
-	const USAGE =
-		"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server>";
 
 	pi.registerCommand("mcp", {
 		description: "MCP servers: status, tools, reconnect, login, logout",
@@ -261,80 +240,10 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			return items.length > 0 ? items : null;
 		},
 		handler: async (args, ctx) => {
-			const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
 			await holder.loading;
 			const opened = holder.session ? await live() : undefined;
-			const session = opened?.session;
-			if (args.trim() === "" && ctx.mode === "tui" && opened) {
-				// The interactive manager; its module loads only now (start-up stays lean).
-				const { openManager } = await import("./manager.ts");
-				return openManager(ctx, opened.session);
-			}
-			if (action === "status" && name === undefined) {
-				return report(
-					ctx,
-					opened
-						? opened.mods.actions.userStatus(
-								session,
-								await opened.mods.actions.credentialStates(opened.session.config, opened.session.auth),
-							)
-						: "pi-mcp: no session yet.",
-				);
-			}
-			const allowed = action === "login" ? extra.length <= 1 : extra.length === 0;
-			if (!SUBCOMMANDS.includes(action) || !allowed || name === undefined || action === "status") {
-				return report(ctx, USAGE, "warning");
-			}
-			if (!opened || !session) return report(ctx, "pi-mcp: no session yet.", "warning");
-			const unknown = unknownServer(session.config, name);
-			if (unknown !== undefined) return report(ctx, unknown, "error");
-			const { statusLine } = opened.mods.actions;
-			try {
-				if (action === "tools") {
-					const tools = await session.runtime.tools(name, ctx.signal);
-					return report(ctx, await opened.mods.actions.userToolList(session, name, tools));
-				}
-				if (action === "login" || action === "logout") {
-					const config = oauthConfig(session, name);
-					if (typeof config === "string") return report(ctx, config, "error");
-					if (action === "logout") {
-						if (
-							ctx.mode === "tui" &&
-							!(await ctx.ui.confirm("Sign out", `Delete the stored sign-in for MCP server "${name}"?`))
-						) {
-							return report(ctx, "Sign-out cancelled.");
-						}
-						const existed = await session.auth.logout(config);
-						await session.runtime.reset(name);
-						return report(ctx, existed ? `Signed out of MCP server "${name}".` : `MCP server "${name}" had no stored sign-in.`);
-					}
-					const pasted = extra[0];
-					if (pasted !== undefined) {
-						const outcome = await session.auth.complete(config, pasted);
-						return reportSignIn(ctx, name, outcome);
-					}
-					const link = await session.auth.login(config);
-					report(ctx, link.message);
-					if (ctx.mode !== "tui") return;
-					// Paste fallback in the TUI: the loopback receiver keeps waiting whatever is answered here.
-					const answer = await ctx.ui.input(
-						`Signing in to ${name}`,
-						"If the browser runs on another machine, paste the address it ended on; Esc to wait for the browser",
-					);
-					if (!answer?.trim()) return;
-					const outcome = await session.auth.complete(config, answer.trim());
-					return reportSignIn(ctx, name, outcome);
-				}
-				await session.runtime.reset(name);
-				const status = await session.runtime.connect(name, ctx.signal);
-				return report(
-					ctx,
-					status.state === "ready" ? `Reconnected: ${statusLine(status)}` : `${name}: ${status.error ?? status.state}`,
-					status.state === "ready" ? "info" : "error",
-				);
-			} catch (error) {
-				return report(ctx, (error as Error).message, "error");
-			}
+			const { runCommand } = await import("./command.ts");
+			await runCommand(args, ctx, opened?.session);
 		},
 	});
 
@@ -358,12 +267,14 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		const previous = holder.loading;
 		const loading = (async () => {
 			await previous?.catch(() => undefined);
-			const open = holder.session;
-			if (!open) return;
+			const owned = holder.session?.owned;
+			if (!owned) return;
 			const config = await readConfig(ctx, event.servers);
 			// Without a runtime yet, the new configuration is what it will be created from.
-			if (open.runtime) await open.runtime.update(config.servers);
-			open.config = config;
+			const runtime = holder.session?.owned === owned ? holder.session.runtime : undefined;
+			await runtime?.update(config.servers);
+			const current = holder.session;
+			if (current?.owned === owned) holder.session = { ...current, config };
 		})();
 		holder.loading = loading;
 		await loading;

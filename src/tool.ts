@@ -3,7 +3,7 @@
  * apart from `actions.ts` so that registering the tool loads only this small module; what the
  * actions do (and the runtime behind them) loads on first use.
  */
-import { Type } from "typebox";
+import { type Static, Type } from "typebox";
 
 export const ACTIONS = [
 	"status",
@@ -36,19 +36,10 @@ export const parameters = Type.Object({
 	value: Type.Optional(Type.String()),
 });
 
-export type Params = Readonly<{
-	action: Action;
-	server?: string;
-	tool?: string;
-	args?: unknown;
-	query?: string;
-	limit?: number;
-	cursor?: string;
-	uri?: string;
-	prompt?: string;
-	argument?: string;
-	value?: string;
-}>;
+export type Params = Readonly<Static<typeof parameters>>;
+
+/** The `/mcp` subcommands (completion in `index.ts`, the body in `command.ts`). */
+export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout"];
 
 export const DESCRIPTION =
 	"Use MCP servers. action=status: servers; tools: server, query?; describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";

@@ -164,6 +164,38 @@ describe("in a real Pi", () => {
 		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
 	});
 
+	test("a call the model never completes leaves a connection that is torn down as usual", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		await sandboxWith(log, sandbox);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "call the fixture",
+			script: [
+				{
+					tool: "mcp",
+					args: { action: "call", server: "fx", tool: "echo", args: { text: "never sent" } },
+					error: "the model stopped",
+				},
+			],
+			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' },
+			timeoutMs: 60_000,
+		});
+		assert.deepEqual(toolResults(run.events), [], "the call never ran");
+		const wire = readWire(log);
+		assert.deepEqual(
+			wire.find((line) => line.event === "toolcall_end"),
+			{ event: "toolcall_end", seen: true },
+		);
+		assert.equal(count(wire, "tools/call"), 0);
+		const pids = startedPids(wire);
+		assert.ok(pids.length >= 1, "the server had started while the call was written");
+		assert.deepEqual(pids.filter(pidAlive), [], "and is gone after Pi's exit");
+		assert.deepEqual(run.leftoverPids, []);
+	});
+
 	test("a status call, even one naming a server, starts nothing", async () => {
 		const sandbox = await makeSandbox();
 		cleanups.push(() => sandbox.cleanup());

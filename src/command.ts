@@ -1,0 +1,104 @@
+/**
+ * The `/mcp` command's body: status, tools, reconnect, login (link, paste completion) and logout,
+ * and the interactive manager without arguments in the TUI. Loaded on the first `/mcp` (the
+ * registration in `index.ts` only parses completions); output goes through `report`.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { credentialStates, type Session, statusLine, userStatus, userToolList } from "./actions.ts";
+import type { Auth } from "./auth.ts";
+import { unknownServer } from "./config.ts";
+import { errorText } from "./errors.ts";
+import type { ServerConfig } from "./schema.ts";
+import { SUBCOMMANDS } from "./tool.ts";
+
+/** What the command works on: the session's parts and its credentials. */
+export type CommandSession = Session & Readonly<{ auth: Auth }>;
+
+const USAGE =
+	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server>";
+
+/** Command output: a notification where there is a UI (TUI, RPC); plain text on stderr in print and
+ * JSON modes, where Pi keeps stdout for the agent's own output (it redirects extensions' stdout there too). */
+function report(ctx: ExtensionContext, text: string, level: "info" | "warning" | "error" = "info"): void {
+	if (ctx.hasUI) ctx.ui.notify(text, level);
+	else process.stderr.write(`${text}\n`);
+}
+
+function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" | "failed"): void {
+	const ok = outcome === "completed";
+	report(ctx, ok ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`, ok ? "info" : "error");
+}
+
+/** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
+function oauthConfig(session: CommandSession, name: string): ServerConfig | string {
+	const entry = session.config.servers.find((server) => server.name === name);
+	if (!entry) return `unknown MCP server "${name}"`;
+	if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
+	if (entry.config.auth !== "oauth") return `MCP server "${name}" does not use OAuth sign-in`;
+	return entry.config;
+}
+
+/** `/mcp logout <server>` (confirmed in the TUI) and `/mcp login <server> [redirected-url]`. */
+async function signIn(ctx: ExtensionContext, session: CommandSession, action: string, name: string, pasted?: string) {
+	const config = oauthConfig(session, name);
+	if (typeof config === "string") return report(ctx, config, "error");
+	if (action === "logout") {
+		if (ctx.mode === "tui" && !(await ctx.ui.confirm("Sign out", `Delete the stored sign-in for MCP server "${name}"?`))) {
+			return report(ctx, "Sign-out cancelled.");
+		}
+		const existed = await session.auth.logout(config);
+		await session.runtime.reset(name);
+		return report(ctx, existed ? `Signed out of MCP server "${name}".` : `MCP server "${name}" had no stored sign-in.`);
+	}
+	if (pasted !== undefined) return reportSignIn(ctx, name, await session.auth.complete(config, pasted));
+	const link = await session.auth.login(config);
+	report(ctx, link.message);
+	if (ctx.mode !== "tui") return;
+	// Paste fallback in the TUI: the loopback receiver keeps waiting whatever is answered here.
+	const answer = await ctx.ui.input(
+		`Signing in to ${name}`,
+		"If the browser runs on another machine, paste the address it ended on; Esc to wait for the browser",
+	);
+	if (!answer?.trim()) return;
+	return reportSignIn(ctx, name, await session.auth.complete(config, answer.trim()));
+}
+
+/** Runs `/mcp <args>`; `session` is undefined before `session_start`. */
+export async function runCommand(args: string, ctx: ExtensionContext, session: CommandSession | undefined): Promise<void> {
+	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
+	if (args.trim() === "" && ctx.mode === "tui" && session) {
+		// The interactive manager; its module loads only now (start-up stays lean).
+		const { openManager } = await import("./manager.ts");
+		return openManager(ctx, session);
+	}
+	if (action === "status" && name === undefined) {
+		return report(
+			ctx,
+			session ? userStatus(session, await credentialStates(session.config, session.auth)) : "pi-mcp: no session yet.",
+		);
+	}
+	const allowed = action === "login" ? extra.length <= 1 : extra.length === 0;
+	if (!SUBCOMMANDS.includes(action) || !allowed || name === undefined || action === "status") {
+		return report(ctx, USAGE, "warning");
+	}
+	if (!session) return report(ctx, "pi-mcp: no session yet.", "warning");
+	const unknown = unknownServer(session.config, name);
+	if (unknown !== undefined) return report(ctx, unknown, "error");
+	try {
+		if (action === "tools") {
+			const tools = await session.runtime.tools(name, ctx.signal);
+			return report(ctx, await userToolList(session, name, tools));
+		}
+		if (action === "login" || action === "logout") return await signIn(ctx, session, action, name, extra[0]);
+		await session.runtime.reset(name);
+		const status = await session.runtime.connect(name, ctx.signal);
+		const ready = status.state === "ready";
+		report(
+			ctx,
+			ready ? `Reconnected: ${statusLine(status)}` : `${name}: ${status.error ?? status.state}`,
+			ready ? "info" : "error",
+		);
+	} catch (error) {
+		report(ctx, errorText(error), "error");
+	}
+}
