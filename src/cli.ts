@@ -15,7 +15,7 @@ import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
-import { createOverflowStore, sanitize } from "./output.ts";
+import { createOverflowStore, escapeName, sanitize } from "./output.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
 import type { Params } from "./tool.ts";
 
@@ -164,9 +164,9 @@ function entryOf(cli: Cli, name: string | undefined, command: string) {
 	if (!name) throw new UsageError(`pi-mcp ${command}: name a server\n\n${HELP[command]}`);
 	const entry = cli.config.servers.find((server) => server.name === name);
 	if (!entry) {
-		const names = cli.config.servers.map((server) => server.name).join(", ") || "none";
+		const names = cli.config.servers.map((server) => escapeName(server.name)).join(", ") || "none";
 		const hint = cli.flags.approve ? "" : " (the project file is read only with --approve)";
-		throw new UsageError(`pi-mcp: unknown MCP server "${name}"; configured: ${names}${hint}`);
+		throw new UsageError(`pi-mcp: unknown MCP server "${escapeName(name)}"; configured: ${names}${hint}`);
 	}
 	if (!entry.config) throw new UsageError(`pi-mcp: ${entry.error ?? `server "${name}" has no usable configuration`}`);
 	return entry;

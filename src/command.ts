@@ -8,6 +8,7 @@ import { credentialStates, type Session, statusLine, userStatus, userToolList } 
 import type { Auth } from "./auth.ts";
 import { unknownServer } from "./config.ts";
 import { errorText } from "./errors.ts";
+import { escapeName } from "./output.ts";
 import type { ServerConfig } from "./schema.ts";
 import { SUBCOMMANDS } from "./tool.ts";
 
@@ -32,7 +33,7 @@ function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" 
 /** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
 function oauthConfig(session: CommandSession, name: string): ServerConfig | string {
 	const entry = session.config.servers.find((server) => server.name === name);
-	if (!entry) return `unknown MCP server "${name}"`;
+	if (!entry) return `unknown MCP server "${escapeName(name)}"`;
 	if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
 	if (entry.config.auth !== "oauth") return `MCP server "${name}" does not use OAuth sign-in`;
 	return entry.config;

@@ -285,3 +285,12 @@ describe("sign-in with the real keyring", () => {
 		assert.equal((await run(box, ["logout", server])).code, 0);
 	});
 });
+
+describe("hostile names (issue #13, item 3)", () => {
+	test("an unknown server name is shown escaped", async () => {
+		const unknown = await run(sandbox(), ["tools", "nope\u001b[2J\u202e"]);
+		assert.equal(unknown.code, 2);
+		assert.ok(unknown.stderr.includes(String.raw`unknown MCP server "nope\u001b[2J\u202e"; configured: fixture`), unknown.stderr);
+		assert.equal(unknown.stderr.includes("\u001b") || unknown.stderr.includes("\u202e"), false, JSON.stringify(unknown.stderr));
+	});
+});
