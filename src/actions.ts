@@ -4,6 +4,7 @@
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
+import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, fileProblems, unknownServer } from "./config.ts";
 import {
 	isAppResource,
@@ -390,4 +391,16 @@ export async function matchingTools(
 	if (!query?.trim()) return tools;
 	const { indexOf, search } = await import("./search.ts");
 	return search(indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
+}
+
+/** Credential state per server with `auth`, read locally (no network): `/mcp status`, the manager, `pi-mcp`. */
+export async function credentialStates(
+	config: ConfigSnapshot,
+	auth: Pick<Auth, "credentialState">,
+): Promise<ReadonlyMap<string, string>> {
+	const withAuth = config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
+	const states = await Promise.all(
+		withAuth.map(async (server) => [server.name, await auth.credentialState(server).catch((e: Error) => e.message)] as const),
+	);
+	return new Map(states);
 }
