@@ -10,12 +10,12 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import type { Result, Session } from "./actions.ts";
-import { matchingTools, runAction, toolListing, userStatus } from "./actions.ts";
+import { credentialStates, matchingTools, runAction, toolListing, userStatus } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
-import { createOverflowStore, sanitize } from "./output.ts";
+import { createOverflowStore, escapeName, sanitize } from "./output.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
 import type { Params } from "./tool.ts";
 
@@ -152,15 +152,9 @@ async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cl
 	};
 }
 
-/** Credential state per server with `auth`, read locally (no network). */
-export async function credentialStates(cli: Cli): Promise<ReadonlyMap<string, string>> {
-	const withAuth = cli.config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
-	if (withAuth.length === 0) return new Map();
-	const auth = await cli.auth();
-	const states = await Promise.all(
-		withAuth.map(async (config) => [config.name, await auth.credentialState(config).catch((e: Error) => e.message)] as const),
-	);
-	return new Map(states);
+/** Credential states; the auth modules load only when a server has `auth`. */
+function credentialsOf(cli: Cli): Promise<ReadonlyMap<string, string>> {
+	return credentialStates(cli.config, { credentialState: async (server) => (await cli.auth()).credentialState(server) });
 }
 
 class UsageError extends Error {}
@@ -170,9 +164,9 @@ function entryOf(cli: Cli, name: string | undefined, command: string) {
 	if (!name) throw new UsageError(`pi-mcp ${command}: name a server\n\n${HELP[command]}`);
 	const entry = cli.config.servers.find((server) => server.name === name);
 	if (!entry) {
-		const names = cli.config.servers.map((server) => server.name).join(", ") || "none";
+		const names = cli.config.servers.map((server) => escapeName(server.name)).join(", ") || "none";
 		const hint = cli.flags.approve ? "" : " (the project file is read only with --approve)";
-		throw new UsageError(`pi-mcp: unknown MCP server "${name}"; configured: ${names}${hint}`);
+		throw new UsageError(`pi-mcp: unknown MCP server "${escapeName(name)}"; configured: ${names}${hint}`);
 	}
 	if (!entry.config) throw new UsageError(`pi-mcp: ${entry.error ?? `server "${name}" has no usable configuration`}`);
 	return entry;
@@ -203,7 +197,7 @@ async function printResult(cli: Cli, result: Result, extra: Readonly<Record<stri
 }
 
 async function list(cli: Cli): Promise<number> {
-	const credentials = await credentialStates(cli);
+	const credentials = await credentialsOf(cli);
 	if (cli.flags.json) {
 		const servers = cli.runtime.status().map((status) => ({ ...status, credentials: credentials.get(status.name) }));
 		cli.io.out(`${JSON.stringify({ agentDir: cli.agentDir, servers, files: cli.config.files }, null, 2)}\n`);
@@ -297,7 +291,7 @@ const COMMANDS: Readonly<Record<string, (cli: Cli, args: readonly string[]) => P
 	logout,
 	doctor: async (cli) => {
 		const { runDoctor } = await import("./doctor.ts");
-		return (await runDoctor(cli, () => credentialStates(cli))) ? EXIT.ok : EXIT.failed;
+		return (await runDoctor(cli, () => credentialsOf(cli))) ? EXIT.ok : EXIT.failed;
 	},
 };
 

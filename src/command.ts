@@ -4,10 +4,11 @@
  * registration in `index.ts` only parses completions); output goes through `report`.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { type Session, statusLine, userStatus, userToolList } from "./actions.ts";
+import { credentialStates, type Session, statusLine, userStatus, userToolList } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import { unknownServer } from "./config.ts";
 import { errorText } from "./errors.ts";
+import { escapeName } from "./output.ts";
 import type { ServerConfig } from "./schema.ts";
 import { SUBCOMMANDS } from "./tool.ts";
 
@@ -32,19 +33,10 @@ function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" 
 /** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
 function oauthConfig(session: CommandSession, name: string): ServerConfig | string {
 	const entry = session.config.servers.find((server) => server.name === name);
-	if (!entry) return `unknown MCP server "${name}"`;
+	if (!entry) return `unknown MCP server "${escapeName(name)}"`;
 	if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
 	if (entry.config.auth !== "oauth") return `MCP server "${name}" does not use OAuth sign-in`;
 	return entry.config;
-}
-
-/** Credential state per server with `auth`, read locally (no network), for `/mcp status`. */
-async function credentialStates(session: CommandSession): Promise<ReadonlyMap<string, string>> {
-	const withAuth = session.config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
-	const states = await Promise.all(
-		withAuth.map(async (config) => [config.name, await session.auth.credentialState(config).catch(errorText)] as const),
-	);
-	return new Map(states);
 }
 
 /** `/mcp logout <server>` (confirmed in the TUI) and `/mcp login <server> [redirected-url]`. */
@@ -81,7 +73,10 @@ export async function runCommand(args: string, ctx: ExtensionContext, session: C
 		return openManager(ctx, session);
 	}
 	if (action === "status" && name === undefined) {
-		return report(ctx, session ? userStatus(session, await credentialStates(session)) : "pi-mcp: no session yet.");
+		return report(
+			ctx,
+			session ? userStatus(session, await credentialStates(session.config, session.auth)) : "pi-mcp: no session yet.",
+		);
 	}
 	const allowed = action === "login" ? extra.length <= 1 : extra.length === 0;
 	if (!SUBCOMMANDS.includes(action) || !allowed || name === undefined || action === "status") {

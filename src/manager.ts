@@ -15,7 +15,7 @@ import {
 	truncateToWidth,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { matchingTools, type Session } from "./actions.ts";
+import { credentialStates, matchingTools, type Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";
 import { escapeName, oneLine, sanitize, stripTerminal } from "./output.ts";
@@ -356,13 +356,7 @@ function serversScreen(ui: Ui): Screen {
 }
 
 function refreshCredentials(ui: Ui): void {
-	const withAuth = ui.session.config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
-	Promise.all(
-		withAuth.map(
-			async (config) => [config.name, await ui.session.auth.credentialState(config).catch((e: Error) => e.message)] as const,
-		),
-	).then((states) => {
-		const next = new Map(states);
+	credentialStates(ui.session.config, ui.session.auth).then((next) => {
 		if ([...next].some(([name, state]) => ui.view.credentials.get(name) !== state)) {
 			ui.view.credentials = next;
 			ui.tui.requestRender();

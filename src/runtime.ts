@@ -20,8 +20,11 @@ export type { ClientInfo } from "./connect.ts";
  * runtime does not depend on the auth modules).
  */
 export interface Credentials {
-	/** The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed. */
-	prepare(config: ServerConfig): Promise<AuthProvider | undefined>;
+	/**
+	 * The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed.
+	 * `signal` is the setup's (timeout, reconnect, shutdown): requests and keyring calls stop with it.
+	 */
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
 	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
 	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
 	/** Every secret value seen this session, for the sanitiser. */
@@ -58,6 +61,8 @@ export type ToolIndex = Readonly<{
 	byName: ReadonlyMap<string, Tool>;
 	/** Tools kept from the model, with the reason. */
 	hidden: ReadonlyMap<string, string>;
+	/** The listed tools as the SDK returned them, to recognise an unchanged list. */
+	listed: readonly Tool[];
 }>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
@@ -133,7 +138,38 @@ function buildIndex(tools: readonly Tool[]): ToolIndex {
 		tools.flatMap((tool) => (hiddenReason(tool) ? [[tool.name, hiddenReason(tool) as string] as const] : [])),
 	);
 	const visible = tools.filter((tool) => !hidden.has(tool.name));
-	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden };
+	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden, listed: tools };
+}
+
+/**
+ * The index for a new tools/list result: the previous one when the list did not change, so
+ * `tools` stays the same array and what is cached on it (the search index) is kept. A legacy
+ * server's list is refetched every time (no TTL), so equal content counts as unchanged.
+ */
+function nextIndex(previous: ToolIndex | undefined, tools: readonly Tool[]): ToolIndex {
+	if (previous && (previous.listed === tools || JSON.stringify(previous.listed) === JSON.stringify(tools))) return previous;
+	return buildIndex(tools);
+}
+
+/** How long `dispose` waits for an aborted setup to wind down. */
+const SHUTDOWN_SETUP_WAIT_MS = 2000;
+
+/** Resolves when `promise` settles or after `ms`, whichever is first (the timer does not hold the process). */
+function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+	return new Promise<void>((resolve) => {
+		const timer = setTimeout(resolve, ms);
+		timer.unref();
+		promise.then(
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
+		);
+	});
 }
 
 export function createRuntime(options: RuntimeOptions): Runtime {
@@ -183,16 +219,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		return options.auth.stepUp(config, error);
 	}
 
-	async function credentials(config: ServerConfig): Promise<AuthProvider | undefined> {
+	async function credentials(config: ServerConfig, signal: AbortSignal): Promise<AuthProvider | undefined> {
 		if (config.auth === undefined || config.transport !== "http") return undefined;
 		if (!options.auth) throw new AuthRequired(config.name, `server "${config.name}": authentication is not available here`);
-		return options.auth.prepare(config);
+		// The setup ends with its signal even if a keyring call cannot be cancelled (it runs on a thread).
+		return awaitWith(options.auth.prepare(config, signal), signal, () => signal.reason);
 	}
 
 	/** Credentials are checked before anything connects: a missing one never costs a process or a request. */
 	async function open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
-		const authProvider = await credentials(config);
+		const authProvider = await credentials(config, signal);
 		const tail = tailOf(name);
 		return openServer(config, {
 			clientInfo: options.clientInfo,
@@ -269,8 +306,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 				: Promise.resolve({ tools: [] as Tool[] })
 		).then(
 			(result) => {
-				const built = buildIndex(result.tools);
 				const now = connection(name);
+				const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools);
 				if (now.state === "ready" && now.live === live) connections.set(name, { ...now, index: built, listing: undefined });
 				return built;
 			},
@@ -470,7 +507,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 				all.map(async ([, current]) => {
 					if (current.state === "connecting") {
 						current.abort.abort(new Error("shutdown"));
-						await current.setup.catch(() => undefined);
+						// An aborted setup ends promptly (it closes what it opened); the bound is a backstop so
+						// that nothing it waits on can keep Pi from exiting.
+						await settledWithin(current.setup, SHUTDOWN_SETUP_WAIT_MS);
 					}
 					if (current.state === "ready") await closeLive(current.live);
 				}),

@@ -20,7 +20,13 @@ const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
 const COMMANDS = ["list", "tools", "call", "login", "logout", "doctor"];
 
 type Run = Readonly<{ code: number | null; stdout: string; stderr: string }>;
-type Started = Readonly<{ done: Promise<Run>; stdout: () => string; write: (text: string) => void }>;
+type Started = Readonly<{
+	done: Promise<Run>;
+	stdout: () => string;
+	/** Resolves once stdout (so far or later) contains `pattern`; rejects if the process ends first. */
+	printed: (pattern: RegExp) => Promise<string>;
+	write: (text: string) => void;
+}>;
 
 /** Starts `pi-mcp <args>` in the sandbox; killed if it runs for more than a minute. */
 function start(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<string, string>> = {}): Started {
@@ -41,7 +47,23 @@ function start(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<s
 			resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
 		}),
 	);
-	return { done, stdout: () => Buffer.concat(out).toString("utf8"), write: (text) => child.stdin.write(text) };
+	const stdout = () => Buffer.concat(out).toString("utf8");
+	const printed = (pattern: RegExp) =>
+		new Promise<string>((resolve, reject) => {
+			const check = () => {
+				const found = pattern.exec(stdout())?.[0];
+				if (found === undefined) return;
+				child.stdout.off("data", check);
+				resolve(found);
+			};
+			child.stdout.on("data", check);
+			void done.then(() => {
+				check();
+				reject(new Error(`${pattern} never appeared on stdout: ${stdout()}`));
+			});
+			check();
+		});
+	return { done, stdout, printed, write: (text) => child.stdin.write(text) };
 }
 
 function run(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
@@ -49,13 +71,9 @@ function run(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<str
 	return started.done;
 }
 
-/** The authorization link `pi-mcp login` printed, once it is there. */
-async function linkOf(login: Started, deadline = Date.now() + 30_000): Promise<string> {
-	const found = /https?:\/\/127\.0\.0\.1:\d+\/\S*auth\S*/.exec(login.stdout())?.[0];
-	if (found) return found;
-	if (Date.now() > deadline) throw new Error(`no link on stdout: ${login.stdout()}`);
-	await new Promise((resolve) => setTimeout(resolve, 50));
-	return linkOf(login, deadline);
+/** The authorization link `pi-mcp login` printed, once it is there (woken by its output, no polling). */
+function linkOf(login: Started): Promise<string> {
+	return login.printed(/https?:\/\/127\.0\.0\.1:\d+\/\S*auth\S*/);
 }
 
 const state: { sandbox?: Sandbox } = {};
@@ -124,8 +142,8 @@ describe("list, tools, call against fixture servers", () => {
 	test("tools: lists with descriptions, searches with a query, --json gives schemas; unknown server → exit 2", async () => {
 		const tools = await run(sandbox(), ["tools", "fixture"]);
 		assert.equal(tools.code, 0, tools.stderr);
-		assert.match(tools.stdout, /^echo: Echo the text back$/m);
-		assert.match(tools.stdout, /^add: Add two numbers$/m);
+		assert.match(tools.stdout, /^echo — Echo the text back$/m);
+		assert.match(tools.stdout, /^add — Add two numbers$/m);
 		assert.doesNotMatch(tools.stdout, /app-only/, "app-only tools stay hidden");
 		assert.equal(tools.stdout.includes("\u001b"), false, "escapes stripped from descriptions");
 
@@ -283,5 +301,14 @@ describe("sign-in with the real keyring", () => {
 		assert.match(pasted.stdout, new RegExp(`Signed in to MCP server "${server}"`));
 		assert.equal((await run(box, ["call", server, "whoami"])).code, 0);
 		assert.equal((await run(box, ["logout", server])).code, 0);
+	});
+});
+
+describe("hostile names (issue #13, item 3)", () => {
+	test("an unknown server name is shown escaped", async () => {
+		const unknown = await run(sandbox(), ["tools", "nope\u001b[2J\u202e"]);
+		assert.equal(unknown.code, 2);
+		assert.ok(unknown.stderr.includes(String.raw`unknown MCP server "nope\u001b[2J\u202e"; configured: fixture`), unknown.stderr);
+		assert.equal(unknown.stderr.includes("\u001b") || unknown.stderr.includes("\u202e"), false, JSON.stringify(unknown.stderr));
 	});
 });

@@ -17,6 +17,7 @@ import {
 	startPiRpc,
 	toolResults,
 } from "./helpers/pi.ts";
+import { seeded } from "./helpers/seed.ts";
 
 describe("headless Pi harness (probe extension)", () => {
 	const state: { sandbox?: Sandbox } = {};
@@ -161,3 +162,29 @@ function processesIn(dir: string): number[] {
 			}
 		});
 }
+
+describe("seeded randomness for jittered tests (helpers/seed.ts)", () => {
+	it("PI_MCP_TEST_SEED reproduces the order and the jitter; without it the seed is drawn and reported", () => {
+		const saved = process.env.PI_MCP_TEST_SEED;
+		try {
+			process.env.PI_MCP_TEST_SEED = "12345";
+			const [a, b] = [seeded(), seeded()];
+			assert.equal(a.seed, 12345);
+			const items = Array.from({ length: 16 }, (_, i) => i);
+			assert.deepEqual(a.shuffle(items), b.shuffle(items));
+			assert.deepEqual(
+				Array.from({ length: 8 }, () => a.random()),
+				Array.from({ length: 8 }, () => b.random()),
+			);
+			process.env.PI_MCP_TEST_SEED = "54321";
+			assert.notDeepEqual(seeded().shuffle(items), a.shuffle(items), "another seed, another order");
+			delete process.env.PI_MCP_TEST_SEED;
+			const drawn = seeded();
+			process.env.PI_MCP_TEST_SEED = String(drawn.seed);
+			assert.deepEqual(seeded().shuffle(items), drawn.shuffle(items), "the reported seed replays the run");
+		} finally {
+			if (saved === undefined) delete process.env.PI_MCP_TEST_SEED;
+			else process.env.PI_MCP_TEST_SEED = saved;
+		}
+	});
+});
