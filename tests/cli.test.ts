@@ -20,7 +20,13 @@ const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
 const COMMANDS = ["list", "tools", "call", "login", "logout", "doctor"];
 
 type Run = Readonly<{ code: number | null; stdout: string; stderr: string }>;
-type Started = Readonly<{ done: Promise<Run>; stdout: () => string; write: (text: string) => void }>;
+type Started = Readonly<{
+	done: Promise<Run>;
+	stdout: () => string;
+	/** Resolves once stdout (so far or later) contains `pattern`; rejects if the process ends first. */
+	printed: (pattern: RegExp) => Promise<string>;
+	write: (text: string) => void;
+}>;
 
 /** Starts `pi-mcp <args>` in the sandbox; killed if it runs for more than a minute. */
 function start(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<string, string>> = {}): Started {
@@ -41,7 +47,23 @@ function start(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<s
 			resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
 		}),
 	);
-	return { done, stdout: () => Buffer.concat(out).toString("utf8"), write: (text) => child.stdin.write(text) };
+	const stdout = () => Buffer.concat(out).toString("utf8");
+	const printed = (pattern: RegExp) =>
+		new Promise<string>((resolve, reject) => {
+			const check = () => {
+				const found = pattern.exec(stdout())?.[0];
+				if (found === undefined) return;
+				child.stdout.off("data", check);
+				resolve(found);
+			};
+			child.stdout.on("data", check);
+			void done.then(() => {
+				check();
+				reject(new Error(`${pattern} never appeared on stdout: ${stdout()}`));
+			});
+			check();
+		});
+	return { done, stdout, printed, write: (text) => child.stdin.write(text) };
 }
 
 function run(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
@@ -49,13 +71,9 @@ function run(sandbox: Sandbox, args: readonly string[], env: Readonly<Record<str
 	return started.done;
 }
 
-/** The authorization link `pi-mcp login` printed, once it is there. */
-async function linkOf(login: Started, deadline = Date.now() + 30_000): Promise<string> {
-	const found = /https?:\/\/127\.0\.0\.1:\d+\/\S*auth\S*/.exec(login.stdout())?.[0];
-	if (found) return found;
-	if (Date.now() > deadline) throw new Error(`no link on stdout: ${login.stdout()}`);
-	await new Promise((resolve) => setTimeout(resolve, 50));
-	return linkOf(login, deadline);
+/** The authorization link `pi-mcp login` printed, once it is there (woken by its output, no polling). */
+function linkOf(login: Started): Promise<string> {
+	return login.printed(/https?:\/\/127\.0\.0\.1:\d+\/\S*auth\S*/);
 }
 
 const state: { sandbox?: Sandbox } = {};
