@@ -14,7 +14,19 @@
  * codes, verifiers). Nothing here opens a browser.
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
-import { createContext, expired, expiresAtOf, isStale, minutes, missingVariable, rotated, usable } from "./authstate.ts";
+import {
+	createContext,
+	deadline,
+	expired,
+	expiresAtOf,
+	fetchWith,
+	isStale,
+	keyring,
+	minutes,
+	missingVariable,
+	rotated,
+	usable,
+} from "./authstate.ts";
 import { AuthRequired, SetupFailed } from "./errors.ts";
 import type { LoginService, PasteOutcome } from "./login.ts";
 import { createRefresh } from "./refresh.ts";
@@ -53,8 +65,10 @@ export interface Auth {
 	 * Called right before connecting. `undefined` for servers without auth; otherwise the narrow
 	 * provider for the transport. Throws `AuthRequired` (`AuthorizationRequired` with a link for
 	 * OAuth sign-in), `KeyringUnavailable`, or `SetupFailed` (configuration or server problems).
+	 * `signal` (the setup's: timeout, reconnect, shutdown) bounds every request and keyring call;
+	 * without one they get the server's request timeout.
 	 */
-	prepare(config: ServerConfig): Promise<AuthProvider | undefined>;
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
 	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
 	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<AuthRequired>;
 	/** `/mcp login <server>`: a fresh link, also when signed in (re-authentication). */
@@ -89,20 +103,23 @@ export function createAuth(options: AuthOptions): Auth {
 	/** The transport's view: a token, and on 401 a silent refresh or a link; never a browser. */
 	function interactiveProvider(config: HttpServerConfig, account: string): AuthProvider {
 		/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
-		const fresh = async (hint?: Challenge) => {
+		const fresh = async (signal: AbortSignal, hint?: Challenge) => {
 			const pending = ctx.get(account).flow;
 			if (pending && now() <= pending.expiresAt) throw required(config, pending);
 			const sdk = await loadSdk();
-			const asked = hint ?? (await challenge(config, sdk));
-			const link = await runAuth(config, account, { reason: "expired", force: true, ...signInScope(config, asked, sdk) });
+			const asked = hint ?? (await challenge(config, sdk, signal));
+			const scope = signInScope(config, asked, sdk);
+			const link = await runAuth(config, account, { reason: "expired", force: true, signal, ...scope });
 			if (link) throw link;
 		};
+		// Called by the transport outside any setup: each gets the server's request timeout.
 		return {
 			token: async () => {
 				const record = ctx.get(account).record;
 				if (usable(record, now())) return record?.tokens?.access_token;
-				if (record?.tokens?.refresh_token) await refresh(config, account, record.tokens.access_token);
-				else await fresh();
+				const signal = deadline(config);
+				if (record?.tokens?.refresh_token) await refresh(config, account, record.tokens.access_token, signal);
+				else await fresh(signal);
 				return ctx.get(account).record?.tokens?.access_token;
 			},
 			// A token believed valid was rejected. Another process may have rotated or replaced it: the
@@ -111,29 +128,31 @@ export function createAuth(options: AuthOptions): Auth {
 				const running = ctx.get(account).refreshing;
 				if (running) return running;
 				const rejected = ctx.get(account).record?.tokens?.access_token;
-				const latest = await load(account);
+				const signal = deadline(config);
+				const latest = await load(account, signal);
 				if (rotated(latest, rejected, now())) return;
-				if (latest?.tokens?.refresh_token) await refresh(config, account, rejected);
-				else await fresh(fromResponse(response, await loadSdk()));
+				if (latest?.tokens?.refresh_token) await refresh(config, account, rejected, signal);
+				else await fresh(signal, fromResponse(response, await loadSdk()));
 			},
 		};
 	}
 
-	async function prepareInteractive(config: HttpServerConfig): Promise<AuthProvider> {
+	async function prepareInteractive(config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
 		const account = recordAccount(config);
-		const record = await load(account);
+		const record = await load(account, signal);
 		if (usable(record, now())) return interactiveProvider(config, account);
 		// Through the shared refresh: two refreshes with one rotating refresh token revoke the grant.
 		if (record?.tokens?.refresh_token) {
-			await refresh(config, account, record.tokens.access_token);
+			await refresh(config, account, record.tokens.access_token, signal);
 			return interactiveProvider(config, account);
 		}
 		const pending = ctx.get(account).flow;
 		if (pending && now() <= pending.expiresAt) throw required(config, pending);
 		const sdk = await loadSdk();
-		const asked = await challenge(config, sdk);
+		const asked = await challenge(config, sdk, signal);
 		const link = await runAuth(config, account, {
 			reason: record?.tokens ? "expired" : "sign-in",
+			signal,
 			...signInScope(config, asked, sdk),
 		});
 		if (link) throw link;
@@ -143,7 +162,7 @@ export function createAuth(options: AuthOptions): Auth {
 	// -------------------------------------------------------------------------------------------
 	// client_credentials and bearer
 
-	async function prepareMachine(config: HttpServerConfig): Promise<AuthProvider> {
+	async function prepareMachine(config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
 		const oauth = config.oauth;
 		const variable = oauth?.clientSecretEnv;
 		const secret = variable ? env[variable] : undefined;
@@ -161,9 +180,10 @@ export function createAuth(options: AuthOptions): Auth {
 			expectedIssuer: oauth.issuer as string,
 		});
 		const held: { expiresAt?: number; issuedAt?: number; fetching?: Promise<void> } = {};
-		const fetchToken = (): Promise<void> => {
+		// Shared by concurrent callers; the first caller's signal bounds the requests.
+		const fetchToken = (bound: AbortSignal): Promise<void> => {
 			held.fetching ??= sdk
-				.auth(cc, { serverUrl: config.url, scope: oauth.scope })
+				.auth(cc, { serverUrl: config.url, scope: oauth.scope, fetchFn: fetchWith(bound) })
 				.then((result) => {
 					const tokens = cc.tokens();
 					if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
@@ -180,14 +200,14 @@ export function createAuth(options: AuthOptions): Auth {
 			return held.fetching;
 		};
 		const stale = () => !cc.tokens() || isStale(held.expiresAt, now(), held.issuedAt);
-		await fetchToken();
+		await fetchToken(signal);
 		const provider: AuthProvider = {
 			token: async () => {
-				if (stale()) await fetchToken();
+				if (stale()) await fetchToken(deadline(config));
 				return cc.tokens()?.access_token;
 			},
 			// A rejected token is fetched again once; the transport retries the request once.
-			onUnauthorized: () => fetchToken(),
+			onUnauthorized: () => fetchToken(deadline(config)),
 		};
 		ctx.set(account, { machine: { secret, provider } });
 		return provider;
@@ -223,13 +243,13 @@ export function createAuth(options: AuthOptions): Auth {
 	// -------------------------------------------------------------------------------------------
 
 	return {
-		async prepare(config) {
+		async prepare(config, signal) {
 			const mode = kind(config);
 			if (mode === "none") return undefined;
 			const http = httpOf(config);
 			if (mode === "bearer") return prepareBearer(http);
-			if (mode === "machine") return prepareMachine(http);
-			return prepareInteractive(http);
+			if (mode === "machine") return prepareMachine(http, deadline(config, signal));
+			return prepareInteractive(http, deadline(config, signal));
 		},
 
 		async stepUp(config, error) {
@@ -247,7 +267,8 @@ export function createAuth(options: AuthOptions): Auth {
 			const http = httpOf(config);
 			const sdk = await loadSdk();
 			const account = recordAccount(config);
-			const record = ctx.get(account).record ?? (await load(account));
+			const signal = deadline(config);
+			const record = ctx.get(account).record ?? (await load(account, signal));
 			const scope = sdk.computeScopeUnion(record?.tokens?.scope ?? config.oauth?.scope, error.requiredScope);
 			// A dynamically registered client may be limited to the scope it registered with (RFC 7591);
 			// when that does not cover the wider scope, register anew (kept once the step-up completes).
@@ -259,6 +280,7 @@ export function createAuth(options: AuthOptions): Auth {
 				force: true,
 				register,
 				scope,
+				signal,
 				resourceMetadataUrl: error.resourceMetadataUrl,
 			});
 			if (!link) throw new Error("step-up produced no link");
@@ -269,8 +291,9 @@ export function createAuth(options: AuthOptions): Auth {
 			if (kind(config) !== "interactive") throw notInteractive(config);
 			const http = httpOf(config);
 			const account = recordAccount(config);
-			await load(account);
-			const link = await runAuth(http, account, { reason: "login", force: true });
+			const signal = deadline(config);
+			await load(account, signal);
+			const link = await runAuth(http, account, { reason: "login", force: true, signal });
 			if (!link) throw new Error("sign-in produced no link");
 			return link;
 		},
@@ -305,7 +328,7 @@ export function createAuth(options: AuthOptions): Auth {
 					? "client credentials (token in memory)"
 					: "client credentials (token fetched on connect)";
 			}
-			const record = await readRecord(store, account).catch((error: unknown) => {
+			const record = await keyring(readRecord(store, account), deadline(config)).catch((error: unknown) => {
 				if (error instanceof KeyringUnavailable) return "unavailable" as const;
 				throw error;
 			});

@@ -5,12 +5,13 @@
  * `signin.ts` and `refresh.ts` each own their fields and re-read the record after every `await`.
  */
 import type { AuthProvider } from "@modelcontextprotocol/client";
+import { awaitWith } from "./async.ts";
 import type { ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
 import { sanitize } from "./output.ts";
 import type { Sdk } from "./sdk.ts";
-import { type CredentialRecord, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
+import { type CredentialRecord, KeyringUnavailable, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
 
 export type { Sdk } from "./sdk.ts";
 
@@ -53,10 +54,10 @@ export type AuthContext = Readonly<{
 	secrets(): readonly string[];
 	/** `text` sanitised with the server's configured secrets and every secret seen. */
 	clean(config: ServerConfig, text: string): string;
-	/** Reads the keyring record (and remembers its secrets). */
-	load(account: string): Promise<CredentialRecord | undefined>;
+	/** Reads the keyring record (and remembers its secrets); gives up when `signal` aborts. */
+	load(account: string, signal: AbortSignal): Promise<CredentialRecord | undefined>;
 	/** Writes the record with `patch` applied; the in-memory copy changes only once it is stored. */
-	update(account: string, patch: RecordPatch): Promise<void>;
+	update(account: string, patch: RecordPatch, signal: AbortSignal): Promise<void>;
 }>;
 
 export function createContext(
@@ -69,8 +70,8 @@ export function createContext(
 	const remember = (...values: readonly (string | undefined)[]) => {
 		for (const value of values) if (value && value.length >= 4) known.add(value);
 	};
-	const load = async (account: string) => {
-		const record = await readRecord(base.store, account);
+	const load = async (account: string, signal: AbortSignal) => {
+		const record = await keyring(readRecord(base.store, account), signal);
 		const tokens = record?.tokens;
 		remember(tokens?.access_token, tokens?.refresh_token, tokens?.id_token, record?.client?.client_secret);
 		set(account, { loaded: true, record });
@@ -86,13 +87,39 @@ export function createContext(
 		secrets: () => [...known],
 		clean: (config, text) => sanitize(text, [...config.secretValues, ...known]),
 		load,
-		async update(account, patch) {
-			const current = get(account).loaded ? get(account).record : await load(account);
+		async update(account, patch, signal) {
+			const current = get(account).loaded ? get(account).record : await load(account, signal);
 			const next: CredentialRecord = { ...current, ...patch, version: RECORD_VERSION, updatedAt: base.now() };
-			await writeRecord(base.store, account, next);
+			await keyring(writeRecord(base.store, account, next), signal);
 			set(account, { record: next });
 		},
 	};
+}
+
+/**
+ * A keyring call bounded by `signal`. `@napi-rs/keyring`'s calls run on libuv's thread pool and
+ * cannot be cancelled: a stuck D-Bus call or a keyring waiting to be unlocked keeps its thread, but
+ * the caller stops waiting and gets `KeyringUnavailable` (or the signal's reason).
+ */
+export function keyring<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
+	return awaitWith(call, signal, () =>
+		signal.reason instanceof Error && signal.reason.name !== "TimeoutError"
+			? signal.reason
+			: new KeyringUnavailable(new Error("the keyring did not answer in time")),
+	);
+}
+
+/** The caller's signal, or a deadline of the server's request timeout for work nobody waits on with one. */
+export function deadline(config: ServerConfig, signal?: AbortSignal): AbortSignal {
+	return signal ?? AbortSignal.timeout(config.requestTimeoutMs);
+}
+
+/**
+ * A fetch for the SDK's `auth()` (discovery, registration, token requests) that stops when `signal`
+ * aborts: an authorization server that accepts connections and never answers cannot hold a setup.
+ */
+export function fetchWith(signal: AbortSignal): (url: string | URL, init?: RequestInit) => Promise<Response> {
+	return (url, init) => fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
 }
 
 /** Tokens this close to expiry count as expired (at most; see `isStale`). */

@@ -63,30 +63,36 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 	 * Refresh (at most one per record at a time in this session; concurrent callers share the
 	 * promise). `seen` is the access token the caller saw expire or be rejected: a keyring record
 	 * with another, fresh token is adopted instead of refreshing. When no refresh is possible, the
-	 * link ends up thrown.
+	 * link ends up thrown. `signal` bounds the keyring calls, the wait for the lock and the requests
+	 * (the first caller's; concurrent callers share its outcome).
 	 */
-	function refresh(config: HttpServerConfig, account: string, seen: string | undefined): Promise<void> {
+	function refresh(config: HttpServerConfig, account: string, seen: string | undefined, signal: AbortSignal): Promise<void> {
 		const running = ctx.get(account).refreshing;
 		if (running) return running;
-		const started = refreshUnderLock(config, account, seen).finally(() => {
+		const started = refreshUnderLock(config, account, seen, signal).finally(() => {
 			if (ctx.get(account).refreshing === started) ctx.set(account, { refreshing: undefined });
 		});
 		ctx.set(account, { refreshing: started });
 		return started;
 	}
 
-	async function refreshUnderLock(config: HttpServerConfig, account: string, seen: string | undefined): Promise<void> {
+	async function refreshUnderLock(
+		config: HttpServerConfig,
+		account: string,
+		seen: string | undefined,
+		signal: AbortSignal,
+	): Promise<void> {
 		// Rotated by another process already: no need to wait for the lock.
-		if (rotated(await load(account), seen, now())) return;
+		if (rotated(await load(account, signal), seen, now())) return;
 		const path = join(await lockDir().catch((error: unknown) => Promise.reject(lockFailure(config, error))), `${account}.lock`);
-		const lock = await acquireLock(path, { timeoutMs: lockTimeoutMs }).catch((error: unknown) =>
-			Promise.reject(lockFailure(config, error)),
+		const lock = await acquireLock(path, { timeoutMs: lockTimeoutMs, signal }).catch((error: unknown) =>
+			Promise.reject(signal.aborted ? error : lockFailure(config, error)),
 		);
 		try {
 			// The previous holder may have rotated the tokens while this process waited: its refresh
 			// token is then spent, and redeeming it again would revoke the grant.
-			if (rotated(await load(account), seen, now())) return;
-			const link = await signIn.runAuth(config, account, { reason: "expired" });
+			if (rotated(await load(account, signal), seen, now())) return;
+			const link = await signIn.runAuth(config, account, { reason: "expired", signal });
 			if (link) throw link;
 		} finally {
 			await lock.release();
@@ -160,6 +166,8 @@ export type Lock = Readonly<{
 export type LockOptions = Readonly<{
 	/** How long to wait for a live holder; defaults to 30 s. */
 	timeoutMs?: number;
+	/** Stops waiting (rejects with its reason) when it aborts. */
+	signal?: AbortSignal;
 }>;
 
 const EXCLUSIVE = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
@@ -331,6 +339,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
 		heldHere.delete(nonce);
 	};
 	const attempt = async (delay: number): Promise<Lock> => {
+		options.signal?.throwIfAborted();
 		// Stamped per attempt: `createdAt` says since when the lock is held, not since when it was wanted.
 		const owner: LockOwner = { pid: process.pid, host: hostname(), createdAt: new Date().toISOString(), nonce, ...self };
 		if (await createExclusive(path, owner)) return { path, owner, reclaimed: false, release };

@@ -20,8 +20,11 @@ export type { ClientInfo } from "./connect.ts";
  * runtime does not depend on the auth modules).
  */
 export interface Credentials {
-	/** The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed. */
-	prepare(config: ServerConfig): Promise<AuthProvider | undefined>;
+	/**
+	 * The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed.
+	 * `signal` is the setup's (timeout, reconnect, shutdown): requests and keyring calls stop with it.
+	 */
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
 	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
 	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
 	/** Every secret value seen this session, for the sanitiser. */
@@ -136,6 +139,27 @@ function buildIndex(tools: readonly Tool[]): ToolIndex {
 	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden };
 }
 
+/** How long `dispose` waits for an aborted setup to wind down. */
+const SHUTDOWN_SETUP_WAIT_MS = 2000;
+
+/** Resolves when `promise` settles or after `ms`, whichever is first (the timer does not hold the process). */
+function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+	return new Promise<void>((resolve) => {
+		const timer = setTimeout(resolve, ms);
+		timer.unref();
+		promise.then(
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
+		);
+	});
+}
+
 export function createRuntime(options: RuntimeOptions): Runtime {
 	const entries = new Map<string, ServerEntry>(options.servers.map((entry) => [entry.name, entry]));
 	const connections = new Map<string, Connection>();
@@ -183,16 +207,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		return options.auth.stepUp(config, error);
 	}
 
-	async function credentials(config: ServerConfig): Promise<AuthProvider | undefined> {
+	async function credentials(config: ServerConfig, signal: AbortSignal): Promise<AuthProvider | undefined> {
 		if (config.auth === undefined || config.transport !== "http") return undefined;
 		if (!options.auth) throw new AuthRequired(config.name, `server "${config.name}": authentication is not available here`);
-		return options.auth.prepare(config);
+		// The setup ends with its signal even if a keyring call cannot be cancelled (it runs on a thread).
+		return awaitWith(options.auth.prepare(config, signal), signal, () => signal.reason);
 	}
 
 	/** Credentials are checked before anything connects: a missing one never costs a process or a request. */
 	async function open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
-		const authProvider = await credentials(config);
+		const authProvider = await credentials(config, signal);
 		const tail = tailOf(name);
 		return openServer(config, {
 			clientInfo: options.clientInfo,
@@ -470,7 +495,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 				all.map(async ([, current]) => {
 					if (current.state === "connecting") {
 						current.abort.abort(new Error("shutdown"));
-						await current.setup.catch(() => undefined);
+						// An aborted setup ends promptly (it closes what it opened); the bound is a backstop so
+						// that nothing it waits on can keep Pi from exiting.
+						await settledWithin(current.setup, SHUTDOWN_SETUP_WAIT_MS);
 					}
 					if (current.state === "ready") await closeLive(current.live);
 				}),

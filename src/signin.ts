@@ -15,8 +15,10 @@ import type {
 } from "@modelcontextprotocol/client";
 import {
 	type AuthContext,
+	deadline,
 	expiresAtOf,
 	type Flow,
+	fetchWith,
 	minutes,
 	missingVariable,
 	type Reason,
@@ -40,6 +42,8 @@ export class AuthorizationRequired extends AuthRequired {
 /** Per-operation state of one `auth()` run (and, for a link, of its callback leg). */
 type Work = {
 	readonly config: HttpServerConfig;
+	/** Bounds every request and keyring call of the run (the setup signal, or a deadline). */
+	signal: AbortSignal;
 	readonly account: string;
 	readonly scope?: string;
 	/** Register a new client instead of using the stored one (its registration may not cover the scope). */
@@ -89,6 +93,7 @@ function issuersMatch(a: string, b: string): boolean {
 
 export type RunOptions = Readonly<{
 	reason: Reason;
+	signal: AbortSignal;
 	force?: boolean;
 	register?: boolean;
 	scope?: string;
@@ -202,14 +207,18 @@ export function createSignIn(ctx: AuthContext) {
 				const issuedAt = same ? current?.issuedAt : now();
 				const client = work.client ? { client: work.client } : {};
 				const discovery = work.deferred && work.discovery ? { discovery: work.discovery } : {};
-				await update(account, {
-					tokens,
-					expiresAt,
-					issuedAt,
-					issuer: tokens.issuer ?? current?.issuer,
-					...client,
-					...discovery,
-				});
+				await update(
+					account,
+					{
+						tokens,
+						expiresAt,
+						issuedAt,
+						issuer: tokens.issuer ?? current?.issuer,
+						...client,
+						...discovery,
+					},
+					work.signal,
+				);
 			},
 			redirectToAuthorization: (url: URL) => {
 				work.url = url.href;
@@ -238,7 +247,7 @@ export function createSignIn(ctx: AuthContext) {
 					);
 				}
 				work.discovery = state;
-				if (!work.deferred) await update(account, { discovery: state });
+				if (!work.deferred) await update(account, { discovery: state }, work.signal);
 			},
 			discoveryState: () => work.discovery,
 			invalidateCredentials: async (scope) => {
@@ -262,7 +271,7 @@ export function createSignIn(ctx: AuthContext) {
 								: scope === "discovery"
 									? { discovery: undefined }
 									: {};
-				if (Object.keys(patch).length > 0 && !work.deferred) await update(account, patch);
+				if (Object.keys(patch).length > 0 && !work.deferred) await update(account, patch, work.signal);
 			},
 		};
 		// A client ID metadata document (CIMD) is the client ID where the authorization server supports it.
@@ -296,6 +305,7 @@ export function createSignIn(ctx: AuthContext) {
 		const refreshable = !run.force && record?.tokens?.refresh_token !== undefined;
 		const work: Work = {
 			config,
+			signal: run.signal,
 			account,
 			scope,
 			register: run.register,
@@ -308,6 +318,7 @@ export function createSignIn(ctx: AuthContext) {
 			if (!refreshable || !registered) await beginFlow(work);
 			const result = await sdk.auth(hostProvider(work), {
 				serverUrl: config.url,
+				fetchFn: fetchWith(run.signal),
 				scope,
 				resourceMetadataUrl: run.resourceMetadataUrl,
 				forceReauthorization: run.force,
@@ -358,9 +369,11 @@ export function createSignIn(ctx: AuthContext) {
 		const sdk = await loadSdk();
 		work.exchanging = true;
 		work.deferred = true;
+		work.signal = deadline(config);
 		try {
 			const result = await sdk.auth(hostProvider(work), {
 				serverUrl: config.url,
+				fetchFn: fetchWith(work.signal),
 				authorizationCode: code,
 				iss: params.get("iss") ?? undefined,
 				scope: work.scope,
@@ -379,14 +392,14 @@ export function createSignIn(ctx: AuthContext) {
 	 * Anything else (no 401, no header, a network error) yields no hints, and discovery falls back
 	 * to the well-known locations and `scopes_supported`.
 	 */
-	async function challenge(config: HttpServerConfig, sdk: Sdk): Promise<Challenge> {
+	async function challenge(config: HttpServerConfig, sdk: Sdk, signal: AbortSignal): Promise<Challenge> {
 		try {
 			const response = await fetch(config.url, {
 				method: "POST",
 				headers: { ...config.headers, "content-type": "application/json", accept: "application/json, text/event-stream" },
 				body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "ping" }),
 				redirect: "manual",
-				signal: AbortSignal.timeout(Math.min(config.requestTimeoutMs, 10_000)),
+				signal: AbortSignal.any([signal, AbortSignal.timeout(Math.min(config.requestTimeoutMs, 10_000))]),
 			});
 			await response.body?.cancel().catch(() => undefined);
 			return fromResponse(response, sdk);
