@@ -42,7 +42,7 @@ export type Params = Readonly<Static<typeof parameters>>;
 export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout"];
 
 export const DESCRIPTION =
-	"Use MCP servers. action=status: servers; tools: server, query?; describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
+	"Use MCP servers. action=status: servers; tools: server?, query? (plain words; no server: all); describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
 
 /** The tool's line in the system prompt's tool list (Pi prefixes the tool name). */
 export const PROMPT_SNIPPET = "tools of MCP servers (status, tools, describe, call)";

@@ -66,7 +66,7 @@ test("Enter runs a complete /mcp command at once: a subcommand, and a subcommand
 	tui.type("/mcp tools fixture");
 	await tui.waitFor(typed("/mcp tools fixture"), "the typed command without a completion menu");
 	tui.keys("Enter");
-	await tui.waitFor(/fixture: 13 tools\n\s+echo: Echo the text back/, "the tools after one Enter");
+	await tui.waitFor(/fixture: 13 tools\n\s+echo — Echo the text back/, "the tools after one Enter");
 	await stop(tui, log);
 });
 
