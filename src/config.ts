@@ -76,8 +76,9 @@ function describeSource(source: ServerSource): string {
 }
 
 function entryError(name: string, source: ServerSource, message: string): string {
-	// The name as written in the file, escaped: an invalid one may hold controls, bidi or invisible characters.
-	return `server "${escapeName(name)}" (${describeSource(source)}): ${message}`;
+	// Escaped as a whole: the name and the keys quoted in the message are as written in the file, and
+	// may hold controls, bidi or invisible characters (our own text holds none).
+	return escapeName(`server "${name}" (${describeSource(source)}): ${message}`);
 }
 
 /** A file system call's result, or the error it threw. */
@@ -123,7 +124,7 @@ function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, 
  */
 async function readFileReport(path: string, scope: "user" | "project"): Promise<FileRead> {
 	const failed = (problem: string): FileRead => ({
-		report: { scope, path, state: "error", error: `${path}: ${problem}` },
+		report: { scope, path, state: "error", error: escapeName(`${path}: ${problem}`) },
 		candidates: [],
 	});
 	const info: Stats | NodeJS.ErrnoException = attempt(() => statSync(path));
