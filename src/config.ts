@@ -21,7 +21,7 @@ import {
 	resolveOAuth,
 } from "./config-check.ts";
 import { escapeName } from "./output.ts";
-import { parseEntry, type RawServer, SERVER_NAME, type ServerConfig, type ServerSource } from "./schema.ts";
+import { isObject, parseEntry, type RawServer, SERVER_NAME, type ServerConfig, type ServerSource } from "./schema.ts";
 
 export const MAX_SERVERS = 64;
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -141,10 +141,10 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	const parsed = parseJson(text);
 	if (!parsed) return failed(await jsonErrorMessage(text));
 	const root = parsed.value;
-	if (typeof root !== "object" || root === null || Array.isArray(root)) return failed("the top level must be an object");
-	const servers = (root as Record<string, unknown>).mcpServers;
+	if (!isObject(root)) return failed("the top level must be an object");
+	const servers = root.mcpServers;
 	if (servers === undefined) return { report: { scope, path, state: "loaded" }, candidates: [] };
-	if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return failed(`"mcpServers" must be an object`);
+	if (!isObject(servers)) return failed(`"mcpServers" must be an object`);
 	const duplicates = duplicateKeys(text);
 	const twice = duplicates.find((duplicate) => duplicate.path.length === 0 && duplicate.key === "mcpServers");
 	if (twice) return failed(`"mcpServers" is given ${twice.lines.length} times (${linesText(twice.lines)}); the file is not used`);

@@ -15,10 +15,10 @@ import {
 	truncateToWidth,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { credentialStates, matchingTools, oneLine, type Session } from "./actions.ts";
+import { credentialStates, matchingTools, type Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";
-import { escapeName, sanitize, stripTerminal } from "./output.ts";
+import { escapeName, oneLine, sanitize, stripTerminal } from "./output.ts";
 import type { ServerStatus } from "./runtime.ts";
 
 export type ManagerSession = Session & Readonly<{ auth: Auth }>;
