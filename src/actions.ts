@@ -16,22 +16,16 @@ import {
 	toolResultParts,
 } from "./content.ts";
 import type { OverflowStore } from "./output.ts";
-import { escapeName, stripTerminal } from "./output.ts";
+import { escapeName, oneLine, stripTerminal } from "./output.ts";
 import type { McpDetails } from "./render.ts";
 import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
+import { isObject } from "./schema.ts";
 import { ACTIONS, MAX_LIMIT, type Params } from "./tool.ts";
 
 export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
 export type Result = AgentToolResult<McpDetails>;
 
 const DEFAULT_LIMIT = 50;
-
-export function oneLine(text: string | undefined, max = 120): string {
-	const line = stripTerminal(text ?? "")
-		.replace(/\s+/g, " ")
-		.trim();
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
 
 export function statusLine(status: ServerStatus): string {
 	const facts = [
@@ -152,10 +146,8 @@ async function toolNamed(runtime: Runtime, server: string, name: string, signal:
 
 function parseArgs(what: string, args: unknown): Record<string, unknown> {
 	const value = typeof args === "string" ? parseJsonArgs(what, args) : (args ?? {});
-	if (typeof value !== "object" || value === null || Array.isArray(value)) {
-		throw new Error(`${what}: "args" must be a JSON object of arguments`);
-	}
-	return value as Record<string, unknown>;
+	if (!isObject(value)) throw new Error(`${what}: "args" must be a JSON object of arguments`);
+	return value;
 }
 
 function parseJsonArgs(what: string, text: string): unknown {
@@ -367,7 +359,7 @@ export async function toolListing(
 ): Promise<Readonly<{ header: string; lines: readonly string[] }>> {
 	type Listing = Readonly<{ header: string; lines: readonly string[] }>;
 	const pages = async (cursor: string | undefined, found: readonly string[]): Promise<Listing> => {
-		const params = { action: "tools", server, query, limit: MAX_LIMIT, cursor } as Params;
+		const params: Params = { action: "tools", server, query, limit: MAX_LIMIT, cursor };
 		const result = await runAction(session, params, signal, undefined);
 		const [header = "", ...rest] = result.content
 			.map((block) => (block.type === "text" ? block.text : ""))

@@ -4,6 +4,7 @@
  * actions do (and the runtime behind them) loads on first use.
  */
 import { type Static, Type } from "typebox";
+import { isObject } from "./schema.ts";
 
 export const ACTIONS = [
 	"status",
@@ -55,12 +56,11 @@ export const PROMPT_SNIPPET = "tools of MCP servers (status, tools, describe, ca
  * unterminated string shows the characters read so far, members keep the order they were written in).
  */
 export function streamedServer(args: unknown, complete: boolean): Readonly<{ server: string; action: Action }> | undefined {
-	if (typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
-	const record = args as Record<string, unknown>;
-	const { action, server } = record;
+	if (!isObject(args)) return undefined;
+	const { action, server } = args;
 	if (typeof action !== "string" || typeof server !== "string" || server === "") return undefined;
 	if (action === "status" || !(ACTIONS as readonly string[]).includes(action)) return undefined;
-	const keys = Object.keys(record);
+	const keys = Object.keys(args);
 	const last = keys[keys.length - 1];
 	if (!complete && (last === "action" || last === "server")) return undefined;
 	return { server, action: action as Action };
