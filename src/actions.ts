@@ -16,22 +16,16 @@ import {
 	toolResultParts,
 } from "./content.ts";
 import type { OverflowStore } from "./output.ts";
-import { escapeName, sanitize, stripTerminal } from "./output.ts";
+import { escapeName, oneLine, stripTerminal } from "./output.ts";
 import type { McpDetails } from "./render.ts";
 import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
+import { isObject } from "./schema.ts";
 import { ACTIONS, MAX_LIMIT, type Params } from "./tool.ts";
 
 export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
 export type Result = AgentToolResult<McpDetails>;
 
 const DEFAULT_LIMIT = 50;
-
-export function oneLine(text: string | undefined, max = 120): string {
-	const line = stripTerminal(text ?? "")
-		.replace(/\s+/g, " ")
-		.trim();
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
 
 export function statusLine(status: ServerStatus): string {
 	const facts = [
@@ -94,10 +88,30 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
 	return lines.join("\n");
 }
 
+const DESCRIPTION_CHARS = 120;
+
+/** Text on one line, escapes stripped, cut at a word boundary near `max` characters with `…`. */
+export function shortText(text: string | undefined, max = DESCRIPTION_CHARS): string {
+	const line = stripTerminal(text ?? "")
+		.replace(/\s+/g, " ")
+		.trim();
+	if (line.length <= max) return line;
+	const head = line.slice(0, max - 1);
+	const space = head.lastIndexOf(" ");
+	// A word boundary unless the only one is far back (one very long word): then cut inside it.
+	const cut = space >= max * 0.6 ? head.slice(0, space) : head;
+	return `${cut.replace(/[\s,;:.–—-]+$/u, "")}…`;
+}
+
+/** `name — one-line description`. */
+export function toolEntry(name: string, description: string | undefined): string {
+	const text = shortText(description);
+	return text ? `${name} — ${text}` : name;
+}
+
+/** A tool as listings show it: `name — one-line description`. */
 export function toolLine(tool: Tool): string {
-	const description = oneLine(tool.description, 100);
-	const name = escapeName(tool.name);
-	return description ? `${name}: ${description}` : name;
+	return toolEntry(escapeName(tool.name), tool.description);
 }
 
 /** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
@@ -132,10 +146,8 @@ async function toolNamed(runtime: Runtime, server: string, name: string, signal:
 
 function parseArgs(what: string, args: unknown): Record<string, unknown> {
 	const value = typeof args === "string" ? parseJsonArgs(what, args) : (args ?? {});
-	if (typeof value !== "object" || value === null || Array.isArray(value)) {
-		throw new Error(`${what}: "args" must be a JSON object of arguments`);
-	}
-	return value as Record<string, unknown>;
+	if (!isObject(value)) throw new Error(`${what}: "args" must be a JSON object of arguments`);
+	return value;
 }
 
 function parseJsonArgs(what: string, text: string): unknown {
@@ -164,7 +176,7 @@ function required(params: Params, key: "server" | "tool" | "uri" | "prompt" | "a
 }
 
 /** A page of a list: `limit` items from the numeric `cursor` on, and how to get the next page. */
-function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; more: string } {
+export function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; more: string } {
 	const offset = params.cursor === undefined ? 0 : Number.parseInt(params.cursor, 10);
 	if (!Number.isInteger(offset) || offset < 0)
 		throw new Error(`mcp ${params.action}: "cursor" must be a cursor from a previous page`);
@@ -172,7 +184,7 @@ function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; mo
 	if (limit > MAX_LIMIT) throw new Error(`mcp ${params.action}: "limit" is at most ${MAX_LIMIT}`);
 	const shown = items.slice(offset, offset + limit);
 	const rest = items.length - offset - shown.length;
-	return { shown, more: rest > 0 ? `\n… ${rest} more (cursor "${offset + shown.length}")` : "" };
+	return { shown, more: rest > 0 ? `\n… ${rest} more: cursor ${offset + shown.length}` : "" };
 }
 
 function blocksResult(details: McpDetails, content: PiBlock[], info: McpDetails["output"], isError = false): Result {
@@ -187,7 +199,7 @@ function blocksResult(details: McpDetails, content: PiBlock[], info: McpDetails[
 type Listed = Readonly<{ address: string; name: string; mimeType?: string; description?: string }>;
 
 /** A page of a listing as a result: header, lines and the next-page hint through `presentListing`. */
-async function listingResult(session: Session, params: Params, header: string, lines: readonly string[], more: string) {
+export async function listingResult(session: Session, params: Params, header: string, lines: readonly string[], more: string) {
 	const server = params.server ?? "";
 	const presented = await presentListing([header, ...lines, ...(more ? [more.trim()] : [])], session.overflow, server);
 	return blocksResult({ action: params.action, server }, presented.content, presented.info);
@@ -217,22 +229,18 @@ export async function runAction(
 	const { runtime, overflow } = session;
 	const action = params.action;
 	if (action === "status") return textResult({ action }, modelStatus(runtime.status(), fileProblems(session.config)));
+	// A query without a server searches every enabled server. The search modules load on the first
+	// `tools` call only.
+	if (action === "tools" && !params.server)
+		return (await import("./discover.ts")).toolsAction(session, params, undefined, signal);
 	const server = required(params, "server", 'use action "status" to list servers');
 	const unknown = unknownServer(session.config, server);
 	if (unknown !== undefined) throw new Error(unknown);
 	const label = (name: string) => `${server}-${name}`;
 
 	switch (action) {
-		case "tools": {
-			const tools = await runtime.tools(server, signal);
-			const query = params.query?.toLowerCase();
-			const matching = query
-				? tools.filter((tool) => `${tool.name} ${tool.description ?? ""}`.toLowerCase().includes(query))
-				: tools;
-			const { shown, more } = page(matching, params);
-			const header = `${server}: ${matching.length} tool${matching.length === 1 ? "" : "s"}${query ? ` matching "${oneLine(params.query, 60)}"` : ""}`;
-			return textResult({ action, server }, sanitize(`${header}\n${shown.map(toolLine).join("\n")}${more}`).trimEnd());
-		}
+		case "tools":
+			return (await import("./discover.ts")).toolsAction(session, params, server, signal);
 		case "describe": {
 			const toolName = await toolNamed(
 				runtime,
@@ -351,36 +359,30 @@ export async function toolListing(
 ): Promise<Readonly<{ header: string; lines: readonly string[] }>> {
 	type Listing = Readonly<{ header: string; lines: readonly string[] }>;
 	const pages = async (cursor: string | undefined, found: readonly string[]): Promise<Listing> => {
-		const params = { action: "tools", server, query, limit: MAX_LIMIT, cursor } as Params;
+		const params: Params = { action: "tools", server, query, limit: MAX_LIMIT, cursor };
 		const result = await runAction(session, params, signal, undefined);
 		const [header = "", ...rest] = result.content
 			.map((block) => (block.type === "text" ? block.text : ""))
 			.join("\n")
 			.split("\n");
-		const next = /^… \d+ more \(cursor "(\d+)"\)$/.exec(rest.at(-1) ?? "")?.[1];
+		const next = /^… \d+ more: cursor (\d+)$/.exec(rest.at(-1) ?? "")?.[1];
 		const lines = [...found, ...(next ? rest.slice(0, -1) : rest)];
 		return next ? pages(next, lines) : { header, lines };
 	};
 	return pages(undefined, []);
 }
 
-/** The definitions of the tools in `toolListing`, in its order. */
+/** The definitions of the tools in `toolListing`, in its order: the same search, on the same cached index. */
 export async function matchingTools(
 	session: Session,
 	server: string,
 	query: string | undefined,
 	signal?: AbortSignal,
 ): Promise<readonly Tool[]> {
-	const { lines } = await toolListing(session, server, query, signal);
-	const all = await session.runtime.tools(server, signal);
-	// Listings show names escaped (`escapeName`).
-	const shown = all.map((tool) => [escapeName(tool.name), tool] as const);
-	return lines.flatMap((line) =>
-		shown
-			.filter(([name]) => line === name || line.startsWith(`${name}:`))
-			.map(([, tool]) => tool)
-			.slice(0, 1),
-	);
+	const tools = await session.runtime.tools(server, signal);
+	if (!query?.trim()) return tools;
+	const { indexOf, search } = await import("./search.ts");
+	return search(indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
 }
 
 /** Credential state per server with `auth`, read locally (no network): `/mcp status`, the manager, `pi-mcp`. */

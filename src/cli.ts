@@ -230,7 +230,7 @@ async function call(cli: Cli, args: readonly string[]): Promise<number> {
 	} catch (error) {
 		throw new UsageError(`pi-mcp call: the arguments are not valid JSON (${(error as Error).message})`);
 	}
-	const params = { action: "call", server, tool, args: json ?? "{}" } as Params;
+	const params: Params = { action: "call", server, tool, args: json ?? "{}" };
 	const result = await runAction(cli.session, params, cli.signal, (partial) => {
 		const text = partial.content.find((block) => block.type === "text");
 		if (text?.type === "text") cli.io.err(`${server}/${tool}: ${text.text}\n`);

@@ -21,7 +21,7 @@ import {
 	resolveOAuth,
 } from "./config-check.ts";
 import { escapeName } from "./output.ts";
-import { parseEntry, type RawServer, SERVER_NAME, type ServerConfig, type ServerSource } from "./schema.ts";
+import { isObject, parseEntry, type RawServer, SERVER_NAME, type ServerConfig, type ServerSource } from "./schema.ts";
 
 export const MAX_SERVERS = 64;
 export const MAX_FILE_BYTES = 1024 * 1024;
@@ -76,8 +76,9 @@ function describeSource(source: ServerSource): string {
 }
 
 function entryError(name: string, source: ServerSource, message: string): string {
-	// The name as written in the file, escaped: an invalid one may hold controls, bidi or invisible characters.
-	return `server "${escapeName(name)}" (${describeSource(source)}): ${message}`;
+	// Escaped as a whole: the name and the keys quoted in the message are as written in the file, and
+	// may hold controls, bidi or invisible characters (our own text holds none).
+	return escapeName(`server "${name}" (${describeSource(source)}): ${message}`);
 }
 
 /** A file system call's result, or the error it threw. */
@@ -123,7 +124,7 @@ function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, 
  */
 async function readFileReport(path: string, scope: "user" | "project"): Promise<FileRead> {
 	const failed = (problem: string): FileRead => ({
-		report: { scope, path, state: "error", error: `${path}: ${problem}` },
+		report: { scope, path, state: "error", error: escapeName(`${path}: ${problem}`) },
 		candidates: [],
 	});
 	const info: Stats | NodeJS.ErrnoException = attempt(() => statSync(path));
@@ -140,10 +141,10 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	const parsed = parseJson(text);
 	if (!parsed) return failed(await jsonErrorMessage(text));
 	const root = parsed.value;
-	if (typeof root !== "object" || root === null || Array.isArray(root)) return failed("the top level must be an object");
-	const servers = (root as Record<string, unknown>).mcpServers;
+	if (!isObject(root)) return failed("the top level must be an object");
+	const servers = root.mcpServers;
 	if (servers === undefined) return { report: { scope, path, state: "loaded" }, candidates: [] };
-	if (typeof servers !== "object" || servers === null || Array.isArray(servers)) return failed(`"mcpServers" must be an object`);
+	if (!isObject(servers)) return failed(`"mcpServers" must be an object`);
 	const duplicates = duplicateKeys(text);
 	const twice = duplicates.find((duplicate) => duplicate.path.length === 0 && duplicate.key === "mcpServers");
 	if (twice) return failed(`"mcpServers" is given ${twice.lines.length} times (${linesText(twice.lines)}); the file is not used`);

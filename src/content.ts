@@ -13,6 +13,7 @@ import {
 	MAX_IMAGE_BASE64,
 	MAX_INLINE_IMAGES,
 	type OverflowStore,
+	oneLine,
 	type Saved,
 	stripTerminal,
 } from "./output.ts";
@@ -57,13 +58,6 @@ function extensionOf(mimeType: string): string {
 /** MCP Apps resources are for app hosts; pi-mcp renders no HTML, so they are omitted. */
 export function isAppResource(uri: string, mimeType?: string): boolean {
 	return uri.startsWith("ui://") || /^text\/html;\s*profile=mcp-app/i.test(mimeType ?? "");
-}
-
-function oneLine(text: string | undefined, max = 160): string {
-	const line = stripTerminal(text ?? "")
-		.replace(/\s+/g, " ")
-		.trim();
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 function blockParts(block: ContentBlock): Part[] {

@@ -6,6 +6,7 @@
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
 import type { Session } from "./actions.ts";
+import { once } from "./async.ts";
 import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, type ExtensionServer, loadConfig } from "./config.ts";
 import { createOverflowStore, escapeName, type OverflowStore } from "./output.ts";
@@ -41,17 +42,12 @@ type Modules = Readonly<{
 	sdk: typeof import("./sdk.ts");
 }>;
 
-const modules: { promise?: Promise<Modules> } = {};
-
-function loadModules(): Promise<Modules> {
-	modules.promise ??= Promise.all([
-		import("./actions.ts"),
-		import("./runtime.ts"),
-		import("./errors.ts"),
-		import("./sdk.ts"),
-	]).then(([actions, runtime, errors, sdk]) => ({ actions, runtime, errors, sdk }));
-	return modules.promise;
-}
+const loadModules = once(
+	(): Promise<Modules> =>
+		Promise.all([import("./actions.ts"), import("./runtime.ts"), import("./errors.ts"), import("./sdk.ts")]).then(
+			([actions, runtime, errors, sdk]) => ({ actions, runtime, errors, sdk }),
+		),
+);
 
 /** A session from `session_start` to shutdown: its configuration (replaced when Pi's MCP servers
  * change) and credentials; the runtime and the overflow store are created on first use. Replaced
@@ -64,6 +60,7 @@ type Open = Readonly<{ config: ConfigSnapshot; owned: Owned; runtime?: Runtime; 
  */
 function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void> }>): Owned {
 	const holder: { made?: { auth: Auth; dispose: () => Promise<void> }; promise?: Promise<Auth> } = {};
+	// Not `once()`: shutdown must know whether the auth modules were ever asked for.
 	const get = (): Promise<Auth> => {
 		holder.promise ??= make().then((made) => {
 			holder.made = made;

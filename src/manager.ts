@@ -15,10 +15,10 @@ import {
 	truncateToWidth,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { credentialStates, matchingTools, oneLine, type Session } from "./actions.ts";
+import { credentialStates, matchingTools, type Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";
-import { escapeName, sanitize, stripTerminal } from "./output.ts";
+import { escapeName, oneLine, sanitize, stripTerminal } from "./output.ts";
 import type { ServerStatus } from "./runtime.ts";
 
 export type ManagerSession = Session & Readonly<{ auth: Auth }>;
@@ -66,9 +66,15 @@ function statusOf(ui: Ui, name: string): ServerStatus | undefined {
 	return ui.session.runtime.status().find((status) => status.name === name);
 }
 
-function facts(status: ServerStatus): string {
+/** The state to show: an idle or failed OAuth server without a usable sign-in needs sign-in. */
+function stateOf(status: ServerStatus, credential: string | undefined): string {
+	const signIn = credential !== undefined && /^(not signed in|sign-in expired)/.test(credential);
+	return signIn && (status.state === "idle" || status.state === "failed") ? "needs sign-in" : status.state;
+}
+
+function facts(status: ServerStatus, credential?: string): string {
 	return [
-		status.state,
+		stateOf(status, credential),
 		status.transport,
 		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
 		status.toolCount !== undefined ? `${status.toolCount} tool${status.toolCount === 1 ? "" : "s"}` : undefined,
@@ -80,7 +86,7 @@ function facts(status: ServerStatus): string {
 function stateColor(state: string): "success" | "error" | "warning" | "muted" {
 	if (state === "ready") return "success";
 	if (state === "failed" || state === "invalid") return "error";
-	if (state === "connecting") return "warning";
+	if (state === "connecting" || state === "needs sign-in") return "warning";
 	return "muted";
 }
 
@@ -302,7 +308,7 @@ function serverScreen(ui: Ui, name: string): Screen {
 			const credential = ui.view.credentials.get(name);
 			const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
 			return [
-				`${theme.fg("accent", theme.bold(escapeName(name)))}  ${theme.fg(stateColor(status.state), facts(status))}`,
+				`${theme.fg("accent", theme.bold(escapeName(name)))}  ${theme.fg(stateColor(stateOf(status, credential)), facts(status, credential))}`,
 				...(status.description ? [theme.fg("muted", oneLine(status.description, 200))] : []),
 				theme.fg("muted", `source: ${source}`),
 				...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
@@ -322,7 +328,7 @@ function serversScreen(ui: Ui): Screen {
 		ui.session.runtime.status().map((status) => ({
 			value: status.name,
 			label: escapeName(status.name),
-			description: `${facts(status)} — ${status.source.kind === "extension" ? "extension" : status.source.path}`,
+			description: `${facts(status, ui.view.credentials.get(status.name))} — ${status.source.kind === "extension" ? "extension" : status.source.path}`,
 		}));
 	const open = (item: SelectItem) => {
 		ui.view.message = undefined;
@@ -359,6 +365,7 @@ function refreshCredentials(ui: Ui): void {
 	credentialStates(ui.session.config, ui.session.auth).then((next) => {
 		if ([...next].some(([name, state]) => ui.view.credentials.get(name) !== state)) {
 			ui.view.credentials = next;
+			for (const screen of ui.view.stack) screen.changed?.();
 			ui.tui.requestRender();
 		}
 	});

@@ -125,6 +125,14 @@ export function stripTerminal(text: string): string {
 	return runs.join("");
 }
 
+/** `text` on one line: escapes stripped, whitespace collapsed, cut at `max` characters with an ellipsis. */
+export function oneLine(text: string | undefined, max = 120): string {
+	const line = stripTerminal(text ?? "")
+		.replace(/\s+/g, " ")
+		.trim();
+	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
 /**
  * Characters a name never shows raw: controls, line and paragraph separators, format characters
  * (bidi embeddings, overrides and isolates, zero-width), the other default-ignorables (tag

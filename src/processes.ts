@@ -16,17 +16,25 @@ export const setsid = once((): string | null =>
 	process.platform === "linux" ? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null) : null,
 );
 
-/** True when `pid` has exited but is not yet reaped, or is dead (Linux `/proc`; false elsewhere). */
-export function isZombie(pid: number): boolean {
+/** A process's state letter and start time (clock ticks since boot) from /proc/<pid>/stat; `undefined` without one. */
+export function processStat(pid: number): Readonly<{ state: string; startTime?: number }> | undefined {
 	const stat = (() => {
 		try {
 			return readFileSync(`/proc/${pid}/stat`, "utf8");
 		} catch {
-			return "";
+			return undefined;
 		}
 	})();
-	const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-	return state === "Z" || state === "X";
+	if (stat === undefined) return undefined;
+	// The command name (field 2) may hold spaces and parentheses: fields count from the last ")".
+	const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+	const startTime = Number(fields[19]);
+	return { state: fields[0] ?? "", startTime: Number.isSafeInteger(startTime) ? startTime : undefined };
+}
+
+/** Exited but not yet reaped (a zombie still answers signal 0 on Linux), or dead. */
+export function exited(stat: Readonly<{ state: string }> | undefined): boolean {
+	return stat?.state === "Z" || stat?.state === "X";
 }
 
 function signal(target: number, name: NodeJS.Signals | 0): boolean {
@@ -75,7 +83,7 @@ const running = (pid: number) => {
 	} catch {
 		return false;
 	}
-	return !isZombie(pid);
+	return !exited(processStat(pid));
 };
 
 /** Kills the connection's process group, then any process still carrying its owner mark. */

@@ -10,11 +10,13 @@ import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
+import { once, sleep } from "./async.ts";
 import { type AuthContext, rotated } from "./authstate.ts";
 import { errorText, SetupFailed } from "./errors.ts";
+import { exited, processStat } from "./processes.ts";
 import type { HttpServerConfig } from "./schema.ts";
+import { isObject } from "./schema.ts";
 import type { SignIn } from "./signin.ts";
-import { isObject } from "./store.ts";
 
 const LOCK_TIMEOUT_MS = 30_000;
 
@@ -31,19 +33,12 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 	const lockTimeoutMs = options.lockTimeoutMs ?? LOCK_TIMEOUT_MS;
 	const { clean, load, now } = ctx;
 
-	const lockDirHolder: { promise?: Promise<string> } = {};
-	function lockDir(): Promise<string> {
-		lockDirHolder.promise ??= (async () => {
-			// Pi is imported only when no directory was given (the extension always gives one).
-			const dir = options.lockDir ?? join((await import("@earendil-works/pi-coding-agent")).getAgentDir(), "mcp-locks");
-			await ensurePrivateDir(dir);
-			return dir;
-		})().catch((error: unknown) => {
-			lockDirHolder.promise = undefined;
-			throw error;
-		});
-		return lockDirHolder.promise;
-	}
+	/** Made once (again after a failure): Pi is imported only when no directory was given. */
+	const lockDir = once(async (): Promise<string> => {
+		const dir = options.lockDir ?? join((await import("@earendil-works/pi-coding-agent")).getAgentDir(), "mcp-locks");
+		await ensurePrivateDir(dir);
+		return dir;
+	});
 
 	/** The refresh lock was not obtained: who holds it, and what to do. */
 	function lockFailure(config: HttpServerConfig, error: unknown): Error {
@@ -181,7 +176,6 @@ const heldHere = (() => {
 })();
 
 const errorCode = (error: unknown) => (error as { code?: unknown }).code;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Creates `dir` (and parents) and makes sure it is a private directory of this user (0700). */
 export async function ensurePrivateDir(dir: string): Promise<void> {
@@ -244,28 +238,17 @@ export async function readLockOwner(path: string): Promise<LockOwner | undefined
 }
 
 /** This boot's id (Linux); `undefined` where there is none. */
-async function currentBootId(): Promise<string | undefined> {
-	bootIdHolder.promise ??= readFile("/proc/sys/kernel/random/boot_id", "utf8").then(
-		(text) => text.trim() || undefined,
-		() => undefined,
-	);
-	return bootIdHolder.promise;
-}
-const bootIdHolder: { promise?: Promise<string | undefined> } = {};
-
-/** A process's state letter and start time from /proc/<pid>/stat; `undefined` without one. */
-async function processStat(pid: number): Promise<{ state: string; startTime?: number } | undefined> {
-	const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined);
-	if (stat === undefined) return undefined;
-	// The command name (field 2) may hold spaces and parentheses: fields count from the last ")".
-	const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-	const startTime = Number(fields[19]);
-	return { state: fields[0] ?? "", startTime: Number.isSafeInteger(startTime) ? startTime : undefined };
-}
+const currentBootId = once(
+	(): Promise<string | undefined> =>
+		readFile("/proc/sys/kernel/random/boot_id", "utf8").then(
+			(text) => text.trim() || undefined,
+			() => undefined,
+		),
+);
 
 /** What this process records about itself: pid, host and, on Linux, boot id and start time. */
 async function selfIdentity(): Promise<Pick<LockOwner, "bootId" | "startTime">> {
-	const [bootId, stat] = await Promise.all([currentBootId(), processStat(process.pid)]);
+	const [bootId, stat] = [await currentBootId(), processStat(process.pid)];
 	return {
 		...(bootId !== undefined ? { bootId } : {}),
 		...(stat?.startTime !== undefined ? { startTime: stat.startTime } : {}),
@@ -289,12 +272,11 @@ export async function lockOwnerAlive(owner: LockOwner): Promise<boolean | undefi
 	} catch (error) {
 		if (errorCode(error) !== "EPERM") return false;
 	}
-	const stat = await processStat(owner.pid);
+	const stat = processStat(owner.pid);
 	// No /proc (another OS, or hidden by hidepid): the pid answered, so it counts as alive.
 	if (stat === undefined) return true;
 	if (owner.startTime !== undefined && stat.startTime !== undefined && owner.startTime !== stat.startTime) return false;
-	// A zombie (exited, not yet reaped by its parent) still answers signal 0 on Linux.
-	return stat.state !== "Z" && stat.state !== "X";
+	return !exited(stat);
 }
 
 /**

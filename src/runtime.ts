@@ -61,6 +61,8 @@ export type ToolIndex = Readonly<{
 	byName: ReadonlyMap<string, Tool>;
 	/** Tools kept from the model, with the reason. */
 	hidden: ReadonlyMap<string, string>;
+	/** The listed tools as the SDK returned them, to recognise an unchanged list. */
+	listed: readonly Tool[];
 }>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
@@ -136,7 +138,17 @@ function buildIndex(tools: readonly Tool[]): ToolIndex {
 		tools.flatMap((tool) => (hiddenReason(tool) ? [[tool.name, hiddenReason(tool) as string] as const] : [])),
 	);
 	const visible = tools.filter((tool) => !hidden.has(tool.name));
-	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden };
+	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden, listed: tools };
+}
+
+/**
+ * The index for a new tools/list result: the previous one when the list did not change, so
+ * `tools` stays the same array and what is cached on it (the search index) is kept. A legacy
+ * server's list is refetched every time (no TTL), so equal content counts as unchanged.
+ */
+function nextIndex(previous: ToolIndex | undefined, tools: readonly Tool[]): ToolIndex {
+	if (previous && (previous.listed === tools || JSON.stringify(previous.listed) === JSON.stringify(tools))) return previous;
+	return buildIndex(tools);
 }
 
 /** How long `dispose` waits for an aborted setup to wind down. */
@@ -294,8 +306,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 				: Promise.resolve({ tools: [] as Tool[] })
 		).then(
 			(result) => {
-				const built = buildIndex(result.tools);
 				const now = connection(name);
+				const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools);
 				if (now.state === "ready" && now.live === live) connections.set(name, { ...now, index: built, listing: undefined });
 				return built;
 			},

@@ -110,7 +110,8 @@ const MAX_TIMEOUT_MS = 3_600_000;
 
 type Fields = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Fields {
+/** A plain object (not null, not an array). */
+export function isObject(value: unknown): value is Fields {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -139,7 +140,7 @@ function stringArray(raw: Fields, key: string): readonly string[] {
 function stringMap(raw: Fields, key: string): Readonly<Record<string, string>> {
 	const value = raw[key];
 	if (value === undefined) return {};
-	if (!isRecord(value)) fail(`field "${key}" must be an object of strings`);
+	if (!isObject(value)) fail(`field "${key}" must be an object of strings`);
 	const bad = Object.entries(value).find(([, item]) => typeof item !== "string");
 	if (bad) fail(`field "${key}.${bad[0]}" must be a string`);
 	return value as Record<string, string>;
@@ -229,7 +230,7 @@ function authKind(raw: Fields): AuthKind | undefined {
 		if (raw.oauth !== undefined) return "oauth";
 		return undefined;
 	}
-	if (isRecord(auth)) fail('field "auth" must be "oauth" or "bearer" (Pi\'s auth.provider form is not supported)');
+	if (isObject(auth)) fail('field "auth" must be "oauth" or "bearer" (Pi\'s auth.provider form is not supported)');
 	if (auth !== "oauth" && auth !== "bearer") fail('field "auth" must be "oauth" or "bearer"');
 	if (auth === "bearer" && raw.oauth !== undefined) fail('field "oauth" does not apply to auth "bearer"');
 	if (auth === "oauth" && raw.bearerTokenEnv !== undefined) fail('field "bearerTokenEnv" does not apply to auth "oauth"');
@@ -238,7 +239,7 @@ function authKind(raw: Fields): AuthKind | undefined {
 
 function oauthSettings(raw: Fields): OAuthSettings {
 	const value = raw.oauth ?? {};
-	if (!isRecord(value)) fail('field "oauth" must be an object');
+	if (!isObject(value)) fail('field "oauth" must be an object');
 	checkKeys(value, OAUTH_KEYS, "oauth.");
 	const grant = value.grantType ?? "authorization_code";
 	if (grant !== "authorization_code" && grant !== "client_credentials") {
@@ -325,7 +326,7 @@ function bearerRequirement(server: RawServer): RawServer {
  */
 export function parseEntry(raw: unknown, allowOverride: boolean): EntryShape {
 	try {
-		if (!isRecord(raw)) fail("entry must be an object");
+		if (!isObject(raw)) fail("entry must be an object");
 		const isOverride =
 			allowOverride &&
 			Object.keys(raw).length > 0 &&

@@ -8,7 +8,8 @@
 
 import { createHash } from "node:crypto";
 import type { OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from "@modelcontextprotocol/client";
-import type { ServerConfig } from "./config.ts";
+import { once } from "./async.ts";
+import { isObject, type ServerConfig } from "./schema.ts";
 
 /** The keyring service (namespace) every pi-mcp record is filed under. */
 export const KEYRING_SERVICE = "app.prjct.pi-mcp";
@@ -43,13 +44,8 @@ export class KeyringUnavailable extends Error {
 
 type KeyringModule = typeof import("@napi-rs/keyring");
 
-const keyringHolder: { promise?: Promise<KeyringModule> } = {};
-
 /** Loaded on first use only: registering the extension must not load native code. */
-function loadKeyring(): Promise<KeyringModule> {
-	keyringHolder.promise ??= import("@napi-rs/keyring");
-	return keyringHolder.promise;
-}
+const loadKeyring = once((): Promise<KeyringModule> => import("@napi-rs/keyring"));
 
 /** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
 const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };
@@ -135,10 +131,6 @@ export type CredentialRecord = Readonly<{
 }>;
 
 export const RECORD_VERSION = 1;
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Parses a stored record; anything unreadable or of another version counts as no record. */
 export function parseRecord(text: string | undefined): CredentialRecord | undefined {

@@ -4,6 +4,7 @@
  * actions do (and the runtime behind them) loads on first use.
  */
 import { type Static, Type } from "typebox";
+import { isObject } from "./schema.ts";
 
 export const ACTIONS = [
 	"status",
@@ -42,7 +43,7 @@ export type Params = Readonly<Static<typeof parameters>>;
 export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout"];
 
 export const DESCRIPTION =
-	"Use MCP servers. action=status: servers; tools: server, query?; describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
+	"Use MCP servers. action=status: servers; tools: server?, query? (plain words; no server: all); describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
 
 /** The tool's line in the system prompt's tool list (Pi prefixes the tool name). */
 export const PROMPT_SNIPPET = "tools of MCP servers (status, tools, describe, call)";
@@ -55,12 +56,11 @@ export const PROMPT_SNIPPET = "tools of MCP servers (status, tools, describe, ca
  * unterminated string shows the characters read so far, members keep the order they were written in).
  */
 export function streamedServer(args: unknown, complete: boolean): Readonly<{ server: string; action: Action }> | undefined {
-	if (typeof args !== "object" || args === null || Array.isArray(args)) return undefined;
-	const record = args as Record<string, unknown>;
-	const { action, server } = record;
+	if (!isObject(args)) return undefined;
+	const { action, server } = args;
 	if (typeof action !== "string" || typeof server !== "string" || server === "") return undefined;
 	if (action === "status" || !(ACTIONS as readonly string[]).includes(action)) return undefined;
-	const keys = Object.keys(record);
+	const keys = Object.keys(args);
 	const last = keys[keys.length - 1];
 	if (!complete && (last === "action" || last === "server")) return undefined;
 	return { server, action: action as Action };

@@ -113,9 +113,9 @@ describe("actions in both eras", async () => {
 	test("lists are bounded and paged with a cursor", async () => {
 		const first = textOf(await run(session, { action: "tools", server: "modern", limit: 5 }));
 		assert.equal(first.split("\n").length, 7, first);
-		assert.match(first, /… 8 more \(cursor "5"\)$/);
+		assert.match(first, /… 8 more: cursor 5$/);
 		const second = textOf(await run(session, { action: "tools", server: "modern", limit: 5, cursor: "5" }));
-		assert.match(second, /… 3 more \(cursor "10"\)$/);
+		assert.match(second, /… 3 more: cursor 10$/);
 		assert.notEqual(first.split("\n")[1], second.split("\n")[1]);
 	});
 
@@ -239,7 +239,7 @@ describe("listings go through the output rules", async () => {
 			assert.ok(path && existsSync(path), text.slice(-300));
 			const full = readFileSync(path, "utf8");
 			assert.match(full, new RegExp(`^big: 500 ${action === "resources" ? "resources" : "prompts"}\\n`));
-			assert.match(full, /… 300 more \(cursor "200"\)$/);
+			assert.match(full, /… 300 more: cursor 200$/);
 			assert.equal(full.split("\n").length, 202);
 			assert.doesNotMatch(full, INVISIBLE);
 		}
@@ -266,7 +266,7 @@ describe("names are shown escaped", async () => {
 		const names = text
 			.split("\n")
 			.slice(1)
-			.map((line) => line.split(":")[0]);
+			.map((line) => line.split(" — ")[0]);
 		assert.deepEqual(names, [
 			String.raw`odd\nname`,
 			String.raw`esc\u001b[2J\u001b]0;title\u0007tool`,

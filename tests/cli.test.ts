@@ -142,8 +142,8 @@ describe("list, tools, call against fixture servers", () => {
 	test("tools: lists with descriptions, searches with a query, --json gives schemas; unknown server → exit 2", async () => {
 		const tools = await run(sandbox(), ["tools", "fixture"]);
 		assert.equal(tools.code, 0, tools.stderr);
-		assert.match(tools.stdout, /^echo: Echo the text back$/m);
-		assert.match(tools.stdout, /^add: Add two numbers$/m);
+		assert.match(tools.stdout, /^echo — Echo the text back$/m);
+		assert.match(tools.stdout, /^add — Add two numbers$/m);
 		assert.doesNotMatch(tools.stdout, /app-only/, "app-only tools stay hidden");
 		assert.equal(tools.stdout.includes("\u001b"), false, "escapes stripped from descriptions");
 

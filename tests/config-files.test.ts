@@ -236,6 +236,23 @@ describe("problems known at session start", () => {
 		await expectBad({ url: "https://e.example/mcp", headers: { "X-A": "\u0000" } }, 'field "headers.X-A" contains a NUL byte');
 	});
 
+	it("keys holding control or invisible characters are shown escaped in these errors", async () => {
+		await expectBad(
+			{ command: "x", env: { "K\u001b[2J\u202e": "${NO_VAR}" } },
+			'environment variable NO_VAR is not set (used in "env.K\\u001b[2J\\u202e")',
+		);
+		await expectBad({ command: "x", env: { "A\nB": "!cmd" } }, `field "env.A\\nB" ${shell}`);
+		await withDirs(async (dirs) => {
+			await writeText(dirs.userPath, '{"mcpServers":{"d":{"command":"x","env":{"\\u001b":"1",\n"\\u001b":"2"}}}}');
+			const snapshot = await load(dirs);
+			broken(
+				snapshot,
+				"d",
+				`server "d" (${dirs.userPath}): field "env.\\u001b" is given 2 times (lines 1 and 2); the entry is not used`,
+			);
+		});
+	});
+
 	it("status shows such a server as invalid with the problem before any call; the call is a tool error and nothing runs", async () => {
 		await withDirs(async (dirs) => {
 			const log = join(dirs.home, "wire.log");

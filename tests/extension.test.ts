@@ -80,7 +80,7 @@ describe("the mcp tool in a real Pi", () => {
 		const [status, tools, describeResult, call, jsonArgs, failure] = results;
 		assert.equal(status?.isError, false);
 		assert.match(status?.text ?? "", /^MCP servers:\nfx: idle · stdio — Fixture server for the tests$/);
-		assert.match(tools?.text ?? "", /^fx: 1 tool matching "echo"\necho: Echo the text back$/);
+		assert.match(tools?.text ?? "", /^fx: 1 tool matches "echo", best first\necho — Echo the text back$/);
 		assert.match(describeResult?.text ?? "", /^fx\/echo\nEcho the text back\ninput schema: \{.*"text".*\}/s);
 		assert.equal(call?.isError, false);
 		assert.equal(call?.text, "[modern] hello from pi");
@@ -252,7 +252,7 @@ describe("the /mcp command in a real Pi", () => {
 
 			const tools = await rpc.prompt("/mcp tools fx");
 			const toolsText = tools.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(toolsText, /^fx: 13 tools\n {2}echo: Echo the text back/);
+			assert.match(toolsText, /^fx: 13 tools\n {2}echo — Echo the text back/);
 			assert.doesNotMatch(toolsText, /app-only/);
 
 			const reconnect = await rpc.prompt("/mcp reconnect fx");
@@ -434,7 +434,7 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 			assert.ok(status?.text.includes(`${EVIL_SHOWN}: invalid`), status?.text);
 			assert.ok(status?.text.includes(`error: server "${EVIL_SHOWN}" (`), status?.text);
 			assert.equal(tools?.text.split("\n").length, 6, tools?.text);
-			assert.match(tools?.text ?? "", /^hx: 5 tools\nodd\\nname: /);
+			assert.match(tools?.text ?? "", /^hx: 5 tools\nodd\\nname — /);
 			assert.equal(exact?.text, "called odd-newline");
 			assert.equal(escaped?.text, "called odd-newline");
 			assert.equal(escName?.text, "called odd-escapes");
@@ -454,7 +454,7 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 			const toolsCommand = await rpc.prompt("/mcp tools hx");
 			const toolsText = toolsCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
 			assert.doesNotMatch(toolsText, INVISIBLE, JSON.stringify(toolsText));
-			assert.match(toolsText, /^hx: 5 tools\n {2}odd\\nname: /);
+			assert.match(toolsText, /^hx: 5 tools\n {2}odd\\nname — /);
 		} finally {
 			const closed = await rpc.close();
 			assert.equal(closed.code, 0);

@@ -66,7 +66,7 @@ test("Enter runs a complete /mcp command at once: a subcommand, and a subcommand
 	tui.type("/mcp tools fixture");
 	await tui.waitFor(typed("/mcp tools fixture"), "the typed command without a completion menu");
 	tui.keys("Enter");
-	await tui.waitFor(/fixture: 13 tools\n\s+echo: Echo the text back/, "the tools after one Enter");
+	await tui.waitFor(/fixture: 13 tools\n\s+echo — Echo the text back/, "the tools after one Enter");
 	await stop(tui, log);
 });
 
@@ -155,9 +155,10 @@ test("the manager signs in (the link; the state turns signed in while open) and 
 	tui.type("/mcp");
 	await tui.waitFor(/^→ mcp/m, "the command menu");
 	tui.keys("Enter");
-	await tui.waitFor(/esc close/, "the manager");
+	await tui.waitFor(new RegExp(`→ ${name}\\s+needs sign-in · http`), "the server needing sign-in in the list");
 	tui.keys("Enter");
 	const server = await tui.waitFor(/credentials: not signed in/, "the credential state");
+	assert.match(server, new RegExp(`${name} {2}needs sign-in · http`));
 	assert.match(server, /Log in/);
 	tui.keys("Down", "Down", "Enter");
 	const screen = await tui.waitFor(/Open this link in your browser/, "the sign-in link");
@@ -169,13 +170,13 @@ test("the manager signs in (the link; the state turns signed in while open) and 
 	await tui.waitFor(/Credentials: signed in/, "the sign-in completing while the manager is open");
 
 	tui.keys("Escape");
-	await tui.waitFor(/→ Log in/, "back on the server screen");
+	await tui.waitFor(new RegExp(`${name} {2}idle · http[\\s\\S]*→ Log in`), "back on the server screen, signed in");
 	tui.keys("Down", "Enter");
 	const confirm = await tui.waitFor(/Sign out of MCP server/, "the question");
 	assert.match(confirm, /→ No, keep the sign-in/);
 	tui.keys("Down", "Enter");
 	await tui.waitFor(new RegExp(`Signed out of "${name}"`), "the sign-out");
-	await tui.waitFor(/credentials: not signed in/, "the credential state after sign-out");
+	await tui.waitFor(new RegExp(`${name} {2}needs sign-in[\\s\\S]*credentials: not signed in`), "the state after sign-out");
 	await stop(tui, log);
 });
 

@@ -53,6 +53,7 @@ test("registration and session_start load only index, tool, config, schema, rend
 			.sort();
 
 	assert.deepEqual(phase(undefined, "-- registered"), [
+		"async.ts",
 		"config-check.ts",
 		"config.ts",
 		"index.ts",
@@ -66,7 +67,6 @@ test("registration and session_start load only index, tool, config, schema, rend
 	assert.equal(status, "-- status: s1: idle · stdio");
 	assert.deepEqual(phase("-- session started", status), [
 		"actions.ts",
-		"async.ts",
 		"connect.ts",
 		"content.ts",
 		"errors.ts",

@@ -1,0 +1,191 @@
+/**
+ * Discovery through the `tools` action (issue 11), against real fixture servers: a large server
+ * serving the bench catalog (273 real tool definitions), ranked search, listings that keep every
+ * line, search across servers with one that fails, the index kept while the list is unchanged, and
+ * the same end to end in the real Pi 1.6 with the faux model.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { runAction, type Session } from "../src/actions.ts";
+import { loadConfig } from "../src/config.ts";
+import { createOverflowStore } from "../src/output.ts";
+import { createRuntime } from "../src/runtime.ts";
+import { indexOf } from "../src/search.ts";
+import type { Params } from "../src/tool.ts";
+import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
+import { CRASH, SERVER } from "./helpers/servers.ts";
+
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const CATALOG = new URL("../bench/data/mcp-tool-catalog.json", import.meta.url).pathname;
+
+const SERVERS = {
+	big: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_CATALOG: CATALOG } },
+	fx: { command: process.execPath, args: [SERVER, "stdio"] },
+	broken: { command: process.execPath, args: [CRASH] },
+};
+
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+	for (const cleanup of cleanups) await cleanup();
+});
+
+async function makeSession(servers: Record<string, unknown>): Promise<Session> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-discovery-"));
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
+	const session: Session = {
+		config,
+		runtime: createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "t", version: "0" } }),
+		overflow: createOverflowStore({ baseDir: dir }),
+	};
+	cleanups.push(async () => {
+		await session.runtime.dispose();
+		await session.overflow.dispose();
+		await rm(dir, { recursive: true, force: true });
+	});
+	return session;
+}
+
+const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
+	result.content
+		.filter((block) => block.type === "text")
+		.map((block) => block.text)
+		.join("");
+
+describe("the tools action", async () => {
+	const session = await makeSession(SERVERS);
+	const run = async (params: Params) => textOf(await runAction(session, params, undefined, undefined));
+
+	test("a plain phrase over a large server: ranked, best first, `name — description`, 10 by default", async () => {
+		const text = await run({ action: "tools", server: "big", query: "make a new folder" });
+		const lines = text.split("\n");
+		assert.match(lines[0] ?? "", /^big: \d+ tools match "make a new folder", best first$/);
+		assert.match(lines[1] ?? "", /^create_directory — Create a new directory or ensure a directory exists\. .*…$/);
+		assert.ok((lines[1] ?? "").length <= "create_directory — ".length + 120, lines[1]);
+		assert.equal(lines.length, 12, text);
+		assert.match(lines[11] ?? "", /^… \d+ more: cursor 10$/);
+		// Typos, plurals and synonyms reach the same tool.
+		assert.match(await run({ action: "tools", server: "big", query: "comit histroy", limit: 3 }), /\n(git_log|list_commits) — /);
+		assert.match(await run({ action: "tools", server: "big", query: "open a PR", limit: 1 }), /\ncreate_pull_request — /);
+		const none = await run({ action: "tools", server: "big", query: "zzqqxx" });
+		assert.equal(none, 'big: no tool matches "zzqqxx" (285 tools; list them without "query")');
+	});
+
+	test("a listing of 50 tools shows 50 lines and its paging line: never cut by the 2,000-character error sanitiser", async () => {
+		const text = await run({ action: "tools", server: "big", limit: 50 });
+		const lines = text.split("\n");
+		assert.ok(text.length > 2000, `long enough to have been cut before (${text.length})`);
+		assert.equal(lines[0], "big: 285 tools");
+		assert.equal(lines.length, 52, text);
+		assert.equal(lines[51], "… 235 more: cursor 50");
+		assert.doesNotMatch(text, /\[cut\]/);
+		for (const line of lines.slice(1, 51)) assert.match(line, /^[\w.-]+( — .+)?$/, line);
+		const next = (await run({ action: "tools", server: "big", limit: 50, cursor: "50" })).split("\n");
+		assert.equal(next.length, 52);
+		assert.notEqual(next[1], lines[1]);
+	});
+
+	test("a query without a server searches every enabled server: `server/tool`, one line for a server that fails", async () => {
+		const fresh = await makeSession(SERVERS);
+		const before = fresh.runtime.status().map((status) => status.state);
+		assert.deepEqual(before, ["idle", "idle", "idle"], "nothing connected before the search");
+		const text = textOf(await runAction(fresh, { action: "tools", query: "echo the text back", limit: 3 }, undefined, undefined));
+		const lines = text.split("\n");
+		assert.match(lines[0] ?? "", /^\d+ tools match "echo the text back" across 2 servers, best first$/);
+		assert.deepEqual(
+			lines
+				.slice(1, 3)
+				.map((line) => line.split(" — ")[0])
+				.sort(),
+			["big/echo", "fx/echo"],
+			text,
+		);
+		const failed = lines.filter((line) => line.startsWith("broken: not searched — "));
+		assert.equal(failed.length, 1, text);
+		assert.match(failed[0] ?? "", /fixture crash: missing API_KEY|exited|closed/);
+		assert.equal(text.includes("\u001b"), false, "escapes stripped");
+		const states = new Map(fresh.runtime.status().map((status) => [status.name, status.state]));
+		assert.equal(states.get("big"), "ready");
+		assert.equal(states.get("fx"), "ready");
+		assert.equal(states.get("broken"), "failed");
+		await assert.rejects(runAction(fresh, { action: "tools" }, undefined, undefined), {
+			message: 'mcp tools: give "server" to list its tools, or "query" to search every server; action "status" lists servers',
+		});
+	});
+
+	test("the index is built once per list: an unchanged tools/list keeps the same list object and index", async () => {
+		const first = await session.runtime.tools("big");
+		const second = await session.runtime.tools("big");
+		assert.equal(second, first, "the runtime hands out the same list while the server's list is unchanged");
+		const index = indexOf([{ server: "big", tools: first }]);
+		assert.equal(indexOf([{ server: "big", tools: second }]), index);
+	});
+});
+
+describe("discovery in a real Pi", () => {
+	const sandboxes: Sandbox[] = [];
+	after(async () => {
+		await Promise.all(sandboxes.map((sandbox) => sandbox.cleanup()));
+	});
+
+	async function sandboxWith(servers: Record<string, unknown>): Promise<Sandbox> {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+		return sandbox;
+	}
+
+	test("the model searches a large server with a plain phrase, calls the first result and gets its answer", async () => {
+		const sandbox = await sandboxWith({ big: SERVERS.big });
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "make a folder called notes",
+			script: [
+				{ tool: "mcp", args: { action: "tools", server: "big", query: "make a new folder" } },
+				{ tool: "mcp", args: { action: "call", server: "big", tool: "{{match:\\n(\\S+) — }}", args: { path: "notes" } } },
+				{ text: "FINAL {{last}}" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [search, call] = toolResults(run.events);
+		assert.match(search?.text ?? "", /^big: \d+ tools match "make a new folder", best first\ncreate_directory — /);
+		assert.equal(call?.isError, false, call?.text);
+		assert.equal(call?.text, 'create_directory ran with {"path":"notes"}');
+		assert.match(run.stdout, /FINAL create_directory ran with/);
+	});
+
+	test("a search across servers with one failing server still answers, and the model calls what it found", async () => {
+		const sandbox = await sandboxWith(SERVERS);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "echo hello",
+			script: [
+				{ tool: "mcp", args: { action: "tools", query: "echo the text back", limit: 1 } },
+				{
+					tool: "mcp",
+					args: {
+						action: "call",
+						server: "{{match:\\n([^/\\s]+)/}}",
+						tool: "{{match:\\n[^/\\s]+/(\\S+) — }}",
+						args: { text: "hello" },
+					},
+				},
+				{ text: "FINAL {{last}}" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [search, call] = toolResults(run.events);
+		assert.equal(search?.isError, false);
+		assert.match(search?.text ?? "", /across 2 servers, best first\n(big|fx)\/echo — Echo the text back\n/);
+		assert.match(search?.text ?? "", /\nbroken: not searched — .+/);
+		assert.equal(call?.isError, false, call?.text);
+		assert.match(call?.text ?? "", /hello$/);
+	});
+});
