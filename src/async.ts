@@ -41,3 +41,21 @@ export function awaitWith<T>(promise: Promise<T>, signal: AbortSignal | undefine
 		);
 	});
 }
+
+/** Resolves when `promise` settles or after `ms`, whichever is first (the timer does not hold the process). */
+export function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+	return new Promise<void>((resolve) => {
+		const timer = setTimeout(resolve, ms);
+		timer.unref();
+		promise.then(
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
+			() => {
+				clearTimeout(timer);
+				resolve();
+			},
+		);
+	});
+}

@@ -1,12 +1,11 @@
 /**
  * Opens one server: the transport (a stdio child in its own process group, marked with an owner
- * value, or Streamable HTTP with the narrow auth provider), era negotiation, and setup failures as
- * one clear message with the stderr tail. Closing kills the process group and sweeps what escaped
- * it. The connection table that decides when to open lives in `runtime.ts`.
+ * value, or Streamable HTTP with the narrow auth provider) and era negotiation; on failure nothing
+ * started is left running. Closing kills the process group and sweeps what escaped it. The
+ * connection table that decides when to open lives in `runtime.ts`; messages in `failures.ts`.
  */
 import { randomUUID } from "node:crypto";
 import type { AuthProvider, Client } from "@modelcontextprotocol/client";
-import { AuthRequired, errorText, SetupFailed } from "./errors.ts";
 import type { TailBuffer } from "./output.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { ServerConfig } from "./schema.ts";
@@ -41,63 +40,10 @@ export type OpenOptions = Readonly<{
 	mapError: (error: unknown) => Promise<unknown>;
 }>;
 
-/** Why a setup ended, for `setupError`. */
-export type SetupEnd = Readonly<{ ended: boolean; aborted: boolean; timedOut: boolean }>;
-
-/** The last `count` lines of `text`. */
-export function lastLines(text: string, count: number): string {
-	return text.split("\n").slice(-count).join("\n");
-}
-
-function stderrOf(tail: string | undefined): string {
-	return tail ? `\nstderr (last lines):\n${lastLines(tail, 8)}` : "";
-}
-
 function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: string }; probe?: { timeoutMs: number } } {
 	if (config.protocolVersion === "legacy") return { mode: "legacy" };
 	const probe = { timeoutMs: Math.min(config.requestTimeoutMs, 10_000) };
 	return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
-}
-
-/** A failed setup as one message saying what happened and what to do; `AuthRequired` passes as is. */
-export async function setupError(
-	config: ServerConfig,
-	error: unknown,
-	end: SetupEnd,
-	tail: string | undefined,
-	clean: (text: string) => string,
-): Promise<Error> {
-	const name = config.name;
-	if (error instanceof AuthRequired) return error;
-	const { SdkError, SdkErrorCode } = await loadSdk();
-	const raw = errorText(error);
-	const sdkCode = error instanceof SdkError ? error.code : undefined;
-	const reason = end.ended
-		? "setup was cancelled because the session ended"
-		: end.aborted && !end.timedOut
-			? "setup was cancelled by a reconnect"
-			: end.timedOut
-				? `setup did not finish within ${Math.round(config.requestTimeoutMs / 1000)} s`
-				: (error as NodeJS.ErrnoException).code === "ENOENT"
-					? `command "${config.command}" was not found (check "command" and PATH)`
-					: sdkCode === SdkErrorCode.EraNegotiationFailed && config.protocolVersion === "2026-07-28"
-						? `the server does not offer protocol 2026-07-28, which "protocolVersion" pins; set "protocolVersion" to "auto" or "legacy" to use it (${raw})`
-						: sdkCode === SdkErrorCode.ConnectionClosed || /connection closed/i.test(raw)
-							? `the server closed the connection during setup (${raw})`
-							: raw;
-	const stderr = config.transport === "stdio" ? stderrOf(tail) : "";
-	return new SetupFailed(
-		name,
-		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run /mcp reconnect ${name}.`),
-	);
-}
-
-/** The connection closed by itself: what to tell the next caller. */
-export function closedError(name: string, tail: string, clean: (text: string) => string): SetupFailed {
-	return new SetupFailed(
-		name,
-		clean(`MCP server "${name}" closed the connection.${stderrOf(tail)}\nRun /mcp reconnect ${name} to start it again.`),
-	);
 }
 
 /** Connects one server; on failure everything started is closed and killed before rejecting. */

@@ -6,13 +6,15 @@
  */
 
 import type { AuthProvider, CallToolResult, Client, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
-import { awaitWith } from "./async.ts";
+import { awaitWith, settledWithin } from "./async.ts";
 import type { ServerEntry } from "./config.ts";
-import { type ClientInfo, closedError, closeLive, type Live, openServer, setupError } from "./connect.ts";
-import { AuthRequired, CallFailed, errorText, SetupFailed } from "./errors.ts";
+import { type ClientInfo, closeLive, type Live, openServer } from "./connect.ts";
+import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
+import { closedError, requestError, setupError } from "./failures.ts";
 import { escapeName, sanitize, TailBuffer } from "./output.ts";
 import type { ServerConfig, ServerSource } from "./schema.ts";
 import { loadSdk, type Sdk } from "./sdk.ts";
+import { nextIndex, type ToolIndex } from "./toolindex.ts";
 
 export type { ClientInfo } from "./connect.ts";
 
@@ -55,15 +57,6 @@ export type ServerStatus = Readonly<{
 	toolCount?: number;
 	stderrTail?: string;
 	ignoredKeys: readonly string[];
-}>;
-
-export type ToolIndex = Readonly<{
-	tools: readonly Tool[];
-	byName: ReadonlyMap<string, Tool>;
-	/** Tools kept from the model, with the reason. */
-	hidden: ReadonlyMap<string, string>;
-	/** The listed tools as the SDK returned them, to recognise an unchanged list. */
-	listed: readonly Tool[];
 }>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
@@ -119,59 +112,8 @@ export interface Runtime {
 	dispose(): Promise<void>;
 }
 
-/**
- * Why a tool is kept from the model, if it is: tools whose `_meta.ui.visibility` lacks "model" are
- * for MCP Apps only; tools that require task augmentation cannot run without the tasks extension,
- * which pi-mcp does not advertise.
- */
-function hiddenReason(tool: Tool): string | undefined {
-	const ui = (tool._meta as { ui?: { visibility?: unknown } } | undefined)?.ui;
-	const visibility = ui?.visibility;
-	if (Array.isArray(visibility) && !visibility.includes("model")) return "is for MCP Apps only and cannot be called by the model";
-	if ((tool as { execution?: { taskSupport?: unknown } }).execution?.taskSupport === "required") {
-		return "requires MCP tasks, which pi-mcp does not support";
-	}
-	return undefined;
-}
-
-function buildIndex(tools: readonly Tool[]): ToolIndex {
-	const hidden = new Map(
-		tools.flatMap((tool) => (hiddenReason(tool) ? [[tool.name, hiddenReason(tool) as string] as const] : [])),
-	);
-	const visible = tools.filter((tool) => !hidden.has(tool.name));
-	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden, listed: tools };
-}
-
-/**
- * The index for a new tools/list result: the previous one when the list did not change, so
- * `tools` stays the same array and what is cached on it (the search index) is kept. A legacy
- * server's list is refetched every time (no TTL), so equal content counts as unchanged.
- */
-function nextIndex(previous: ToolIndex | undefined, tools: readonly Tool[]): ToolIndex {
-	if (previous && (previous.listed === tools || JSON.stringify(previous.listed) === JSON.stringify(tools))) return previous;
-	return buildIndex(tools);
-}
-
 /** How long `dispose` waits for an aborted setup to wind down. */
 const SHUTDOWN_SETUP_WAIT_MS = 2000;
-
-/** Resolves when `promise` settles or after `ms`, whichever is first (the timer does not hold the process). */
-function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-	return new Promise<void>((resolve) => {
-		const timer = setTimeout(resolve, ms);
-		timer.unref();
-		promise.then(
-			() => {
-				clearTimeout(timer);
-				resolve();
-			},
-			() => {
-				clearTimeout(timer);
-				resolve();
-			},
-		);
-	});
-}
 
 export function createRuntime(options: RuntimeOptions): Runtime {
 	const entries = new Map<string, ServerEntry>(options.servers.map((entry) => [entry.name, entry]));
@@ -328,39 +270,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	async function callError(name: string, thrown: unknown, signal: AbortSignal | undefined, tool?: string, request?: string) {
 		const sdk = await loadSdk();
 		const error = await stepUp(sdk, name, thrown);
-		if (error instanceof CallFailed || error instanceof SetupFailed || error instanceof AuthRequired) return error;
 		const what = tool
 			? `tool "${escapeName(tool)}" on MCP server "${name}"`
 			: request
 				? `${request} on MCP server "${name}"`
 				: `the request to MCP server "${name}"`;
-		if (signal?.aborted) return new CallFailed(name, `${what} was cancelled`, "cancelled");
-		if (shutdown.signal.aborted) return new CallFailed(name, `${what} was stopped because the session ended`, "shutdown");
-		const { SdkError, SdkErrorCode: Code, ProtocolError, ProtocolErrorCode } = sdk;
-		const code = error instanceof SdkError ? error.code : undefined;
-		const timeout = entries.get(name)?.config?.requestTimeoutMs ?? 0;
-		if (code === Code.RequestTimeout) {
-			return new CallFailed(name, `${what} timed out after ${Math.round(timeout / 1000)} s without progress`, "timeout");
-		}
-		if (code === Code.ConnectionClosed || code === Code.NotConnected) {
-			return new CallFailed(
-				name,
-				clean(name, `${what} failed: the connection closed (${errorText(error)}). Run /mcp reconnect ${name}.`),
-				"closed",
-			);
-		}
-		const missingCapability = error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability;
-		if (code === Code.CapabilityNotSupported || code === Code.UnsupportedResultType || missingCapability) {
-			return new CallFailed(
-				name,
-				clean(
-					name,
-					`${what} asked for interactive input (elicitation, sampling or roots), which pi-mcp does not support: ${errorText(error)}`,
-				),
-				"refused",
-			);
-		}
-		return new CallFailed(name, clean(name, `${what} failed: ${errorText(error)}`), "error");
+		const end = { cancelled: signal?.aborted === true, ended: shutdown.signal.aborted };
+		const timeoutMs = entries.get(name)?.config?.requestTimeoutMs ?? 0;
+		return requestError(sdk, error, { name, what, timeoutMs, ...end }, (text) => clean(name, text));
 	}
 
 	async function visibleTool(name: string, toolName: string, signal?: AbortSignal): Promise<{ live: Live; tool: Tool }> {

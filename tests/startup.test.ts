@@ -70,9 +70,11 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"connect.ts",
 		"content.ts",
 		"errors.ts",
+		"failures.ts",
 		"processes.ts",
 		"runtime.ts",
 		"sdk.ts",
+		"toolindex.ts",
 	]);
 	// The model starting an `mcp` call loads the SDK while the arguments stream (nothing connects).
 	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts"]);
