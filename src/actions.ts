@@ -4,7 +4,6 @@
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, fileProblems, unknownServer } from "./config.ts";
 import {
 	isAppResource,
@@ -19,7 +18,7 @@ import type { OverflowStore } from "./output.ts";
 import { escapeName, oneLine, stripTerminal } from "./output.ts";
 import type { McpDetails } from "./render.ts";
 import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
-import { isObject } from "./schema.ts";
+import { isObject, type ServerConfig } from "./schema.ts";
 import { ACTIONS, MAX_LIMIT, type Params } from "./tool.ts";
 
 export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
@@ -388,7 +387,7 @@ export async function matchingTools(
 /** Credential state per server with `auth`, read locally (no network): `/mcp status`, the manager, `pi-mcp`. */
 export async function credentialStates(
 	config: ConfigSnapshot,
-	auth: Pick<Auth, "credentialState">,
+	auth: Readonly<{ credentialState(config: ServerConfig): Promise<string> }>,
 ): Promise<ReadonlyMap<string, string>> {
 	const withAuth = config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
 	const states = await Promise.all(

@@ -328,7 +328,8 @@ export function createAuth(options: AuthOptions): Auth {
 					? "client credentials (token in memory)"
 					: "client credentials (token fetched on connect)";
 			}
-			const record = await keyring(readRecord(store, account), deadline(config)).catch((error: unknown) => {
+			const signal = deadline(config);
+			const record = await keyring(readRecord(store, account, signal), signal).catch((error: unknown) => {
 				if (error instanceof KeyringUnavailable) return "unavailable" as const;
 				throw error;
 			});

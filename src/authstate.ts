@@ -6,10 +6,10 @@
  */
 import type { AuthProvider } from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
-import type { ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
 import { sanitize } from "./output.ts";
+import type { ServerConfig } from "./schema.ts";
 import type { Sdk } from "./sdk.ts";
 import { type CredentialRecord, KeyringUnavailable, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
 
@@ -71,7 +71,7 @@ export function createContext(
 		for (const value of values) if (value && value.length >= 4) known.add(value);
 	};
 	const load = async (account: string, signal: AbortSignal) => {
-		const record = await keyring(readRecord(base.store, account), signal);
+		const record = await keyring(readRecord(base.store, account, signal), signal);
 		const tokens = record?.tokens;
 		remember(tokens?.access_token, tokens?.refresh_token, tokens?.id_token, record?.client?.client_secret);
 		set(account, { loaded: true, record });
@@ -90,6 +90,8 @@ export function createContext(
 		async update(account, patch, signal) {
 			const current = get(account).loaded ? get(account).record : await load(account, signal);
 			const next: CredentialRecord = { ...current, ...patch, version: RECORD_VERSION, updatedAt: base.now() };
+			// The write itself is not cancelled: fresh tokens (a refresh token already rotated) must land
+			// even when the caller stops waiting for them.
 			await keyring(writeRecord(base.store, account, next), signal);
 			set(account, { record: next });
 		},

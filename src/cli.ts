@@ -157,6 +157,16 @@ function credentialsOf(cli: Cli): Promise<ReadonlyMap<string, string>> {
 	return credentialStates(cli.config, { credentialState: async (server) => (await cli.auth()).credentialState(server) });
 }
 
+/** Work that may take a while (connecting, a slow tool) says so on stderr after a second. */
+async function slow<T>(cli: Cli, what: string, work: Promise<T>): Promise<T> {
+	const timer = setTimeout(() => cli.io.err(`pi-mcp: ${what}…\n`), 1000);
+	try {
+		return await work;
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
 class UsageError extends Error {}
 
 /** The entry of a named server, or a usage error naming the configured ones. */
@@ -212,10 +222,11 @@ async function tools(cli: Cli, args: readonly string[]): Promise<number> {
 	const server = entryOf(cli, name, "tools").name;
 	const query = words.join(" ") || undefined;
 	if (cli.flags.json) {
-		const listed = await matchingTools(cli.session, server, query, cli.signal);
+		const listed = await slow(cli, `connecting to ${server}`, matchingTools(cli.session, server, query, cli.signal));
 		cli.io.out(`${JSON.stringify({ server, query, tools: listed }, null, 2)}\n`);
 	} else {
-		const { header, lines } = await toolListing(cli.session, server, query, cli.signal);
+		const listing = toolListing(cli.session, server, query, cli.signal);
+		const { header, lines } = await slow(cli, `connecting to ${server}`, listing);
 		cli.io.out(`${[header, ...lines].join("\n")}\n`);
 	}
 	return EXIT.ok;
@@ -231,10 +242,11 @@ async function call(cli: Cli, args: readonly string[]): Promise<number> {
 		throw new UsageError(`pi-mcp call: the arguments are not valid JSON (${(error as Error).message})`);
 	}
 	const params: Params = { action: "call", server, tool, args: json ?? "{}" };
-	const result = await runAction(cli.session, params, cli.signal, (partial) => {
+	const running = runAction(cli.session, params, cli.signal, (partial) => {
 		const text = partial.content.find((block) => block.type === "text");
 		if (text?.type === "text") cli.io.err(`${server}/${tool}: ${text.text}\n`);
 	});
+	const result = await slow(cli, `calling ${server}/${tool}`, running);
 	return printResult(cli, result, { server, tool });
 }
 
@@ -249,7 +261,7 @@ async function login(cli: Cli, args: readonly string[]): Promise<number> {
 		});
 		cli.signal.addEventListener("abort", () => resolve(false), { once: true });
 	});
-	const link = await auth.login(config);
+	const link = await slow(cli, `preparing the sign-in link for ${config.name}`, auth.login(config));
 	cli.io.out(`${link.message}\n`);
 	cli.io.err("Waiting for the browser. If it runs on another machine, paste the address it ended on and press Enter.\n");
 	const { FLOW_TTL_MS } = await import("./login.ts");

@@ -6,10 +6,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AuthProvider, Client } from "@modelcontextprotocol/client";
-import type { ServerConfig } from "./config.ts";
 import { AuthRequired, errorText, SetupFailed } from "./errors.ts";
 import type { TailBuffer } from "./output.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
+import type { ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
 
 export type ClientInfo = Readonly<{ name: string; version: string }>;

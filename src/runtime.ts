@@ -7,10 +7,11 @@
 
 import type { AuthProvider, CallToolResult, Client, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
-import type { ServerConfig, ServerEntry, ServerSource } from "./config.ts";
+import type { ServerEntry } from "./config.ts";
 import { type ClientInfo, closedError, closeLive, type Live, openServer, setupError } from "./connect.ts";
 import { AuthRequired, CallFailed, errorText, SetupFailed } from "./errors.ts";
 import { escapeName, sanitize, TailBuffer } from "./output.ts";
+import type { ServerConfig, ServerSource } from "./schema.ts";
 import { loadSdk, type Sdk } from "./sdk.ts";
 
 export type { ClientInfo } from "./connect.ts";

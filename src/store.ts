@@ -14,13 +14,17 @@ import { isObject, type ServerConfig } from "./schema.ts";
 /** The keyring service (namespace) every pi-mcp record is filed under. */
 export const KEYRING_SERVICE = "app.prjct.pi-mcp";
 
-/** Where secrets are kept. The default is the OS keyring; tests pass `memoryStore()`. */
+/**
+ * Where secrets are kept. The default is the OS keyring; tests pass `memoryStore()`. `signal` is
+ * passed on where the store can use it (the keyring cancels a call still queued for its thread);
+ * callers bound the wait themselves (`keyring()` in authstate.ts).
+ */
 export interface SecretStore {
 	/** The value, or `undefined` when there is none. */
-	get(account: string): Promise<string | undefined>;
-	set(account: string, value: string): Promise<void>;
+	get(account: string, signal?: AbortSignal): Promise<string | undefined>;
+	set(account: string, value: string, signal?: AbortSignal): Promise<void>;
 	/** True when something was deleted. */
-	delete(account: string): Promise<boolean>;
+	delete(account: string, signal?: AbortSignal): Promise<boolean>;
 }
 
 /** The OS keyring cannot be used; nothing was stored anywhere else. */
@@ -58,9 +62,9 @@ async function guarded<T>(action: (keyring: KeyringModule) => Promise<T>): Promi
 export function keyringStore(service: string = KEYRING_SERVICE): SecretStore {
 	const entry = (keyring: KeyringModule, account: string) => new keyring.AsyncEntry(service, account, ENTRY_OPTIONS);
 	return {
-		get: (account) => guarded(async (keyring) => (await entry(keyring, account).getPassword()) ?? undefined),
-		set: (account, value) => guarded((keyring) => entry(keyring, account).setPassword(value)),
-		delete: (account) => guarded((keyring) => entry(keyring, account).deleteCredential()),
+		get: (account, signal) => guarded(async (keyring) => (await entry(keyring, account).getPassword(signal)) ?? undefined),
+		set: (account, value, signal) => guarded((keyring) => entry(keyring, account).setPassword(value, signal)),
+		delete: (account, signal) => guarded((keyring) => entry(keyring, account).deleteCredential(signal)),
 	};
 }
 
@@ -164,10 +168,19 @@ export function serializeRecord(record: CredentialRecord): string {
 	return JSON.stringify({ version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt });
 }
 
-export async function readRecord(store: SecretStore, account: string): Promise<CredentialRecord | undefined> {
-	return parseRecord(await store.get(account));
+export async function readRecord(
+	store: SecretStore,
+	account: string,
+	signal?: AbortSignal,
+): Promise<CredentialRecord | undefined> {
+	return parseRecord(await store.get(account, signal));
 }
 
-export async function writeRecord(store: SecretStore, account: string, record: CredentialRecord): Promise<void> {
-	await store.set(account, serializeRecord(record));
+export async function writeRecord(
+	store: SecretStore,
+	account: string,
+	record: CredentialRecord,
+	signal?: AbortSignal,
+): Promise<void> {
+	await store.set(account, serializeRecord(record), signal);
 }

@@ -178,9 +178,11 @@ describe("list, tools, call against fixture servers", () => {
 			content: [{ type: "text", text: "5" }],
 		});
 
-		const slow = await run(sandbox(), ["call", "fixture", "slow", '{"ms":300,"steps":3}']);
+		const slow = await run(sandbox(), ["call", "fixture", "slow", '{"ms":1500,"steps":3}']);
 		assert.equal(slow.code, 0, slow.stderr);
-		assert.match(slow.stderr, /fixture\/slow: /, "progress on stderr");
+		assert.match(slow.stderr, /^pi-mcp: calling fixture\/slow…$/m, "a call taking more than a second says so");
+		assert.match(slow.stderr, /fixture\/slow: \d+% · step \d/, "progress on stderr");
+		assert.equal(slow.stdout.includes("pi-mcp:"), false, "progress never on stdout");
 
 		const failed = await run(sandbox(), ["call", "fixture", "fail", '{"message":"nope"}']);
 		assert.equal(failed.code, 1);
