@@ -5,9 +5,10 @@
  * 127.0.0.1), the real SDK `auth()`, the runtime, and the real Pi 1.6 CLI with the faux model.
  */
 import assert from "node:assert/strict";
-import { writeFile } from "node:fs/promises";
+import { rm, writeFile } from "node:fs/promises";
 import { createServer as createHttpServer, type Server } from "node:http";
 import { createServer as createNetServer, type Socket } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { createAuth } from "../src/auth.ts";
@@ -22,8 +23,11 @@ import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<unknown>)[] = [];
+/** The refresh locks of this file's auths (removed afterwards). */
+const LOCKS = join(tmpdir(), `pi-mcp-deadline-locks-${process.pid}`);
 after(async () => {
 	for (const cleanup of cleanups.reverse()) await cleanup();
+	await rm(LOCKS, { recursive: true, force: true });
 });
 
 /** Accepts TCP connections and never answers; `closed` resolves when the client hangs up. */
@@ -77,7 +81,7 @@ async function protectedResource(issuer: string): Promise<string> {
 
 function auth(store: SecretStore = memoryStore(), env: Record<string, string> = {}) {
 	const login = createLoginService();
-	const created = createAuth({ env, store, login, notify: () => undefined, lockDir: "/tmp/pi-mcp-deadline-locks" });
+	const created = createAuth({ env, store, login, notify: () => undefined, lockDir: LOCKS });
 	cleanups.push(async () => {
 		created.dispose();
 		await login.dispose();
@@ -141,7 +145,7 @@ describe("auth-phase requests stop with the setup signal", { timeout: 60_000 }, 
 	});
 
 	test("waiting for another holder's refresh lock stops with the signal", async () => {
-		const dir = "/tmp/pi-mcp-deadline-locks";
+		const dir = LOCKS;
 		await ensurePrivateDir(dir);
 		const path = join(dir, `deadline-${process.pid}.lock`);
 		const held = await acquireLock(path);

@@ -106,3 +106,15 @@ test("the index is built once per list object and rebuilt when the list changes"
 	assert.equal(indexOf([...pair]), across, "same lists across servers: same index");
 	assert.notEqual(indexOf([pair[0], { server: "b", tools: CATALOG.slice(20, 41) }] as typeof pair), across);
 });
+
+test("result lines cut a description at a word boundary near 120 characters, with …", async () => {
+	const { shortText, toolEntry } = await import("../src/actions.ts");
+	const long = `${"word ".repeat(40)}end`;
+	const cut = shortText(long);
+	assert.ok(cut.length <= 120, `${cut.length}`);
+	assert.match(cut, /^(word )+word…$/);
+	assert.equal(shortText("short text\n\twith  spaces"), "short text with spaces");
+	assert.equal(shortText(`${"x".repeat(200)}`).length, 120, "one very long word is cut inside it");
+	assert.equal(toolEntry("name", undefined), "name");
+	assert.equal(toolEntry("name", "Does a thing.\u001b[31m"), "name — Does a thing.");
+});
