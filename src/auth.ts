@@ -15,6 +15,7 @@
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
 import {
+	type AuthContext,
 	createContext,
 	deadline,
 	expired,
@@ -29,10 +30,20 @@ import {
 } from "./authstate.ts";
 import { AuthRequired, SetupFailed } from "./errors.ts";
 import type { LoginService, PasteOutcome } from "./login.ts";
-import { createRefresh } from "./refresh.ts";
+import { createRefresh, type Refresh } from "./refresh.ts";
 import type { HttpServerConfig, ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
-import { type AuthorizationRequired, type Challenge, createSignIn } from "./signin.ts";
+import {
+	type AuthorizationRequired,
+	type Challenge,
+	challenge,
+	createSignIn,
+	fromResponse,
+	required,
+	type SignIn,
+	signInScope,
+	translate,
+} from "./signin.ts";
 import { KeyringUnavailable, readRecord, recordAccount, type SecretStore } from "./store.ts";
 
 export { AuthorizationRequired } from "./signin.ts";
@@ -85,6 +96,224 @@ export interface Auth {
 	dispose(): void;
 }
 
+/** What the grants share: the account table and the two flows of the authorization-code grant. */
+type Parts = Readonly<{ ctx: AuthContext; runAuth: SignIn["runAuth"]; refresh: Refresh["refresh"] }>;
+
+/** The transport's view: a token, and on 401 a silent refresh or a link; never a browser. */
+function interactiveProvider(parts: Parts, config: HttpServerConfig, account: string): AuthProvider {
+	const { ctx, runAuth, refresh } = parts;
+	const { now, clean, load } = ctx;
+	/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
+	const fresh = async (signal: AbortSignal, hint?: Challenge) => {
+		const pending = ctx.get(account).flow;
+		if (pending && now() <= pending.expiresAt) throw required(clean, config, pending);
+		const sdk = await loadSdk();
+		const asked = hint ?? (await challenge(config, sdk, signal));
+		const scope = signInScope(config, asked, sdk);
+		const link = await runAuth(config, account, { reason: "expired", force: true, signal, ...scope });
+		if (link) throw link;
+	};
+	// Called by the transport outside any setup: each gets the server's request timeout.
+	return {
+		token: async () => {
+			const record = ctx.get(account).record;
+			if (usable(record, now())) return record?.tokens?.access_token;
+			const signal = deadline(config);
+			if (record?.tokens?.refresh_token) await refresh(config, account, record.tokens.access_token, signal);
+			else await fresh(signal);
+			return ctx.get(account).record?.tokens?.access_token;
+		},
+		// A token believed valid was rejected. Another process may have rotated or replaced it: the
+		// keyring record is read again before refreshing.
+		onUnauthorized: async ({ response }) => {
+			const running = ctx.get(account).refreshing;
+			if (running) return running;
+			const rejected = ctx.get(account).record?.tokens?.access_token;
+			const signal = deadline(config);
+			const latest = await load(account, signal);
+			if (rotated(latest, rejected, now())) return;
+			if (latest?.tokens?.refresh_token) await refresh(config, account, rejected, signal);
+			else await fresh(signal, fromResponse(response, await loadSdk()));
+		},
+	};
+}
+
+async function prepareInteractive(parts: Parts, config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
+	const { ctx, runAuth, refresh } = parts;
+	const { now, clean, load } = ctx;
+	const account = recordAccount(config);
+	const record = await load(account, signal);
+	if (usable(record, now())) return interactiveProvider(parts, config, account);
+	// Through the shared refresh: two refreshes with one rotating refresh token revoke the grant.
+	if (record?.tokens?.refresh_token) {
+		await refresh(config, account, record.tokens.access_token, signal);
+		return interactiveProvider(parts, config, account);
+	}
+	const pending = ctx.get(account).flow;
+	if (pending && now() <= pending.expiresAt) throw required(clean, config, pending);
+	const sdk = await loadSdk();
+	const asked = await challenge(config, sdk, signal);
+	const link = await runAuth(config, account, {
+		reason: record?.tokens ? "expired" : "sign-in",
+		signal,
+		...signInScope(config, asked, sdk),
+	});
+	if (link) throw link;
+	return interactiveProvider(parts, config, account);
+}
+
+// -------------------------------------------------------------------------------------------
+// client_credentials and bearer
+
+async function prepareMachine(ctx: AuthContext, config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
+	const { env, now, clientName, remember, clean } = ctx;
+	const oauth = config.oauth;
+	const variable = oauth?.clientSecretEnv;
+	const secret = variable ? env[variable] : undefined;
+	if (!oauth?.clientId || !secret) throw missingVariable(config, "oauth.clientSecretEnv", variable);
+	remember(secret);
+	const account = recordAccount(config);
+	const existing = ctx.get(account).machine;
+	if (existing && existing.secret === secret) return existing.provider;
+	const sdk = await loadSdk();
+	const cc = new sdk.ClientCredentialsProvider({
+		clientId: oauth.clientId,
+		clientSecret: secret,
+		clientName,
+		scope: oauth.scope,
+		expectedIssuer: oauth.issuer as string,
+	});
+	const held: { expiresAt?: number; issuedAt?: number; fetching?: Promise<void> } = {};
+	// Shared by concurrent callers; the first caller's signal bounds the requests.
+	const fetchToken = (bound: AbortSignal): Promise<void> => {
+		held.fetching ??= sdk
+			.auth(cc, { serverUrl: config.url, scope: oauth.scope, fetchFn: fetchWith(bound) })
+			.then((result) => {
+				const tokens = cc.tokens();
+				if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
+				remember(tokens.access_token, tokens.refresh_token);
+				held.issuedAt = now();
+				held.expiresAt = expiresAtOf(tokens.expires_in, held.issuedAt);
+			})
+			.catch((error: unknown) => {
+				throw translate(clean, config, error, sdk);
+			})
+			.finally(() => {
+				held.fetching = undefined;
+			});
+		return held.fetching;
+	};
+	const stale = () => !cc.tokens() || isStale(held.expiresAt, now(), held.issuedAt);
+	await fetchToken(signal);
+	const provider: AuthProvider = {
+		token: async () => {
+			if (stale()) await fetchToken(deadline(config));
+			return cc.tokens()?.access_token;
+		},
+		// A rejected token is fetched again once; the transport retries the request once.
+		onUnauthorized: () => fetchToken(deadline(config)),
+	};
+	ctx.set(account, { machine: { secret, provider } });
+	return provider;
+}
+
+function prepareBearer(ctx: AuthContext, config: ServerConfig): AuthProvider {
+	const variable = config.bearerTokenEnv;
+	const token = variable ? ctx.env[variable] : undefined;
+	if (!token) throw missingVariable(config, "bearerTokenEnv", variable);
+	ctx.remember(token);
+	return { token: async () => token };
+}
+
+function kind(config: ServerConfig): "none" | "bearer" | "machine" | "interactive" {
+	if (config.auth === "bearer") return "bearer";
+	if (config.auth !== "oauth") return "none";
+	return config.oauth?.grantType === "client_credentials" ? "machine" : "interactive";
+}
+
+function httpOf(config: ServerConfig): HttpServerConfig {
+	if (config.transport !== "http")
+		throw new SetupFailed(config.name, `MCP server "${config.name}": authentication needs an HTTP "url"`);
+	return config;
+}
+
+function notInteractive(config: ServerConfig): Error {
+	return new SetupFailed(
+		config.name,
+		`MCP server "${config.name}" does not sign in through a browser (${kind(config) === "bearer" ? "it uses a bearer token" : kind(config) === "machine" ? "it uses client credentials" : "it has no authentication"}).`,
+	);
+}
+
+/** See `Auth.stepUp`. */
+async function stepUp(parts: Parts, config: ServerConfig, error: InsufficientScopeError): Promise<AuthRequired> {
+	const { ctx, runAuth } = parts;
+	const { clean, load } = ctx;
+	const name = config.name;
+	const mode = kind(config);
+	if (mode !== "interactive") {
+		return new AuthRequired(
+			name,
+			clean(
+				config,
+				`MCP server "${name}" requires scope "${error.requiredScope ?? "unknown"}" for this call, which its ${mode === "machine" ? "client credentials" : "token"} do not grant${mode === "machine" ? '; add it to "oauth.scope"' : ""}.`,
+			),
+		);
+	}
+	const http = httpOf(config);
+	const sdk = await loadSdk();
+	const account = recordAccount(config);
+	const signal = deadline(config);
+	const record = ctx.get(account).record ?? (await load(account, signal));
+	const scope = sdk.computeScopeUnion(record?.tokens?.scope ?? config.oauth?.scope, error.requiredScope);
+	// A dynamically registered client may be limited to the scope it registered with (RFC 7591);
+	// when that does not cover the wider scope, register anew (kept once the step-up completes).
+	const client = record?.client as { scope?: unknown } | undefined;
+	const registered = typeof client?.scope === "string" ? client.scope.split(" ") : undefined;
+	const register = registered !== undefined && (scope ?? "").split(" ").some((item) => !registered.includes(item));
+	const link = await runAuth(http, account, {
+		reason: "step-up",
+		force: true,
+		register,
+		scope,
+		signal,
+		resourceMetadataUrl: error.resourceMetadataUrl,
+	});
+	if (!link) throw new Error("step-up produced no link");
+	return link;
+}
+
+/** See `Auth.credentialState`. */
+async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<string> {
+	const { env, store, now } = ctx;
+	const mode = kind(config);
+	if (mode === "none") return "no authentication";
+	if (mode === "bearer") {
+		return config.bearerTokenEnv && env[config.bearerTokenEnv]
+			? `bearer token from ${config.bearerTokenEnv}`
+			: `bearer token: ${config.bearerTokenEnv} is not set`;
+	}
+	const account = recordAccount(config);
+	if (mode === "machine") {
+		const variable = config.oauth?.clientSecretEnv;
+		if (!variable || !env[variable]) return `client credentials: ${variable} is not set`;
+		return ctx.get(account).machine ? "client credentials (token in memory)" : "client credentials (token fetched on connect)";
+	}
+	const signal = deadline(config);
+	const record = await keyring(readRecord(store, account, signal), signal).catch((error: unknown) => {
+		if (error instanceof KeyringUnavailable) return "unavailable" as const;
+		throw error;
+	});
+	if (record === "unavailable") return "keyring unavailable";
+	const pending = ctx.get(account).flow;
+	const waiting =
+		pending && now() <= pending.expiresAt ? `; sign-in link pending (valid for ${minutes(pending.expiresAt - now())})` : "";
+	if (!record?.tokens) return `not signed in${waiting}`;
+	if (record.expiresAt === undefined) return `signed in${waiting}`;
+	if (!expired(record, now())) return `signed in (expires in ${minutes(record.expiresAt - now())})${waiting}`;
+	if (record.tokens.refresh_token) return `signed in (token expired; refreshed on next use)${waiting}`;
+	return `sign-in expired${waiting}`;
+}
+
 export function createAuth(options: AuthOptions): Auth {
 	const ctx = createContext({
 		env: options.env,
@@ -95,197 +324,22 @@ export function createAuth(options: AuthOptions): Auth {
 		notify: options.notify,
 		loadSdk,
 	});
-	const { env, store, login, now, clientName, remember, clean, load } = ctx;
+	const { store, login, load } = ctx;
 	const signIn = createSignIn(ctx);
-	const { runAuth, required, translate, challenge, fromResponse, signInScope } = signIn;
-	const { refresh } = createRefresh(ctx, signIn, options);
-
-	/** The transport's view: a token, and on 401 a silent refresh or a link; never a browser. */
-	function interactiveProvider(config: HttpServerConfig, account: string): AuthProvider {
-		/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
-		const fresh = async (signal: AbortSignal, hint?: Challenge) => {
-			const pending = ctx.get(account).flow;
-			if (pending && now() <= pending.expiresAt) throw required(config, pending);
-			const sdk = await loadSdk();
-			const asked = hint ?? (await challenge(config, sdk, signal));
-			const scope = signInScope(config, asked, sdk);
-			const link = await runAuth(config, account, { reason: "expired", force: true, signal, ...scope });
-			if (link) throw link;
-		};
-		// Called by the transport outside any setup: each gets the server's request timeout.
-		return {
-			token: async () => {
-				const record = ctx.get(account).record;
-				if (usable(record, now())) return record?.tokens?.access_token;
-				const signal = deadline(config);
-				if (record?.tokens?.refresh_token) await refresh(config, account, record.tokens.access_token, signal);
-				else await fresh(signal);
-				return ctx.get(account).record?.tokens?.access_token;
-			},
-			// A token believed valid was rejected. Another process may have rotated or replaced it: the
-			// keyring record is read again before refreshing.
-			onUnauthorized: async ({ response }) => {
-				const running = ctx.get(account).refreshing;
-				if (running) return running;
-				const rejected = ctx.get(account).record?.tokens?.access_token;
-				const signal = deadline(config);
-				const latest = await load(account, signal);
-				if (rotated(latest, rejected, now())) return;
-				if (latest?.tokens?.refresh_token) await refresh(config, account, rejected, signal);
-				else await fresh(signal, fromResponse(response, await loadSdk()));
-			},
-		};
-	}
-
-	async function prepareInteractive(config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
-		const account = recordAccount(config);
-		const record = await load(account, signal);
-		if (usable(record, now())) return interactiveProvider(config, account);
-		// Through the shared refresh: two refreshes with one rotating refresh token revoke the grant.
-		if (record?.tokens?.refresh_token) {
-			await refresh(config, account, record.tokens.access_token, signal);
-			return interactiveProvider(config, account);
-		}
-		const pending = ctx.get(account).flow;
-		if (pending && now() <= pending.expiresAt) throw required(config, pending);
-		const sdk = await loadSdk();
-		const asked = await challenge(config, sdk, signal);
-		const link = await runAuth(config, account, {
-			reason: record?.tokens ? "expired" : "sign-in",
-			signal,
-			...signInScope(config, asked, sdk),
-		});
-		if (link) throw link;
-		return interactiveProvider(config, account);
-	}
-
-	// -------------------------------------------------------------------------------------------
-	// client_credentials and bearer
-
-	async function prepareMachine(config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
-		const oauth = config.oauth;
-		const variable = oauth?.clientSecretEnv;
-		const secret = variable ? env[variable] : undefined;
-		if (!oauth?.clientId || !secret) throw missingVariable(config, "oauth.clientSecretEnv", variable);
-		remember(secret);
-		const account = recordAccount(config);
-		const existing = ctx.get(account).machine;
-		if (existing && existing.secret === secret) return existing.provider;
-		const sdk = await loadSdk();
-		const cc = new sdk.ClientCredentialsProvider({
-			clientId: oauth.clientId,
-			clientSecret: secret,
-			clientName,
-			scope: oauth.scope,
-			expectedIssuer: oauth.issuer as string,
-		});
-		const held: { expiresAt?: number; issuedAt?: number; fetching?: Promise<void> } = {};
-		// Shared by concurrent callers; the first caller's signal bounds the requests.
-		const fetchToken = (bound: AbortSignal): Promise<void> => {
-			held.fetching ??= sdk
-				.auth(cc, { serverUrl: config.url, scope: oauth.scope, fetchFn: fetchWith(bound) })
-				.then((result) => {
-					const tokens = cc.tokens();
-					if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
-					remember(tokens.access_token, tokens.refresh_token);
-					held.issuedAt = now();
-					held.expiresAt = expiresAtOf(tokens.expires_in, held.issuedAt);
-				})
-				.catch((error: unknown) => {
-					throw translate(config, error, sdk);
-				})
-				.finally(() => {
-					held.fetching = undefined;
-				});
-			return held.fetching;
-		};
-		const stale = () => !cc.tokens() || isStale(held.expiresAt, now(), held.issuedAt);
-		await fetchToken(signal);
-		const provider: AuthProvider = {
-			token: async () => {
-				if (stale()) await fetchToken(deadline(config));
-				return cc.tokens()?.access_token;
-			},
-			// A rejected token is fetched again once; the transport retries the request once.
-			onUnauthorized: () => fetchToken(deadline(config)),
-		};
-		ctx.set(account, { machine: { secret, provider } });
-		return provider;
-	}
-
-	function prepareBearer(config: ServerConfig): AuthProvider {
-		const variable = config.bearerTokenEnv;
-		const token = variable ? env[variable] : undefined;
-		if (!token) throw missingVariable(config, "bearerTokenEnv", variable);
-		remember(token);
-		return { token: async () => token };
-	}
-
-	function kind(config: ServerConfig): "none" | "bearer" | "machine" | "interactive" {
-		if (config.auth === "bearer") return "bearer";
-		if (config.auth !== "oauth") return "none";
-		return config.oauth?.grantType === "client_credentials" ? "machine" : "interactive";
-	}
-
-	function httpOf(config: ServerConfig): HttpServerConfig {
-		if (config.transport !== "http")
-			throw new SetupFailed(config.name, `MCP server "${config.name}": authentication needs an HTTP "url"`);
-		return config;
-	}
-
-	function notInteractive(config: ServerConfig): Error {
-		return new SetupFailed(
-			config.name,
-			`MCP server "${config.name}" does not sign in through a browser (${kind(config) === "bearer" ? "it uses a bearer token" : kind(config) === "machine" ? "it uses client credentials" : "it has no authentication"}).`,
-		);
-	}
-
-	// -------------------------------------------------------------------------------------------
+	const { runAuth } = signIn;
+	const parts: Parts = { ctx, runAuth, refresh: createRefresh(ctx, signIn, options).refresh };
 
 	return {
 		async prepare(config, signal) {
 			const mode = kind(config);
 			if (mode === "none") return undefined;
 			const http = httpOf(config);
-			if (mode === "bearer") return prepareBearer(http);
-			if (mode === "machine") return prepareMachine(http, deadline(config, signal));
-			return prepareInteractive(http, deadline(config, signal));
+			if (mode === "bearer") return prepareBearer(ctx, http);
+			if (mode === "machine") return prepareMachine(ctx, http, deadline(config, signal));
+			return prepareInteractive(parts, http, deadline(config, signal));
 		},
 
-		async stepUp(config, error) {
-			const name = config.name;
-			const mode = kind(config);
-			if (mode !== "interactive") {
-				return new AuthRequired(
-					name,
-					clean(
-						config,
-						`MCP server "${name}" requires scope "${error.requiredScope ?? "unknown"}" for this call, which its ${mode === "machine" ? "client credentials" : "token"} do not grant${mode === "machine" ? '; add it to "oauth.scope"' : ""}.`,
-					),
-				);
-			}
-			const http = httpOf(config);
-			const sdk = await loadSdk();
-			const account = recordAccount(config);
-			const signal = deadline(config);
-			const record = ctx.get(account).record ?? (await load(account, signal));
-			const scope = sdk.computeScopeUnion(record?.tokens?.scope ?? config.oauth?.scope, error.requiredScope);
-			// A dynamically registered client may be limited to the scope it registered with (RFC 7591);
-			// when that does not cover the wider scope, register anew (kept once the step-up completes).
-			const client = record?.client as { scope?: unknown } | undefined;
-			const registered = typeof client?.scope === "string" ? client.scope.split(" ") : undefined;
-			const register = registered !== undefined && (scope ?? "").split(" ").some((item) => !registered.includes(item));
-			const link = await runAuth(http, account, {
-				reason: "step-up",
-				force: true,
-				register,
-				scope,
-				signal,
-				resourceMetadataUrl: error.resourceMetadataUrl,
-			});
-			if (!link) throw new Error("step-up produced no link");
-			return link;
-		},
+		stepUp: (config, error) => stepUp(parts, config, error),
 
 		async login(config) {
 			if (kind(config) !== "interactive") throw notInteractive(config);
@@ -312,37 +366,7 @@ export function createAuth(options: AuthOptions): Auth {
 			return store.delete(account);
 		},
 
-		async credentialState(config) {
-			const mode = kind(config);
-			if (mode === "none") return "no authentication";
-			if (mode === "bearer") {
-				return config.bearerTokenEnv && env[config.bearerTokenEnv]
-					? `bearer token from ${config.bearerTokenEnv}`
-					: `bearer token: ${config.bearerTokenEnv} is not set`;
-			}
-			const account = recordAccount(config);
-			if (mode === "machine") {
-				const variable = config.oauth?.clientSecretEnv;
-				if (!variable || !env[variable]) return `client credentials: ${variable} is not set`;
-				return ctx.get(account).machine
-					? "client credentials (token in memory)"
-					: "client credentials (token fetched on connect)";
-			}
-			const signal = deadline(config);
-			const record = await keyring(readRecord(store, account, signal), signal).catch((error: unknown) => {
-				if (error instanceof KeyringUnavailable) return "unavailable" as const;
-				throw error;
-			});
-			if (record === "unavailable") return "keyring unavailable";
-			const pending = ctx.get(account).flow;
-			const waiting =
-				pending && now() <= pending.expiresAt ? `; sign-in link pending (valid for ${minutes(pending.expiresAt - now())})` : "";
-			if (!record?.tokens) return `not signed in${waiting}`;
-			if (record.expiresAt === undefined) return `signed in${waiting}`;
-			if (!expired(record, now())) return `signed in (expires in ${minutes(record.expiresAt - now())})${waiting}`;
-			if (record.tokens.refresh_token) return `signed in (token expired; refreshed on next use)${waiting}`;
-			return `sign-in expired${waiting}`;
-		},
+		credentialState: (config) => credentialState(ctx, config),
 
 		secrets: ctx.secrets,
 

@@ -1,0 +1,184 @@
+/**
+ * The host side of one `auth()` run: the SDK's `OAuthClientProvider` whose storage hooks read the
+ * account's record and write it through the context, and whose redirect hooks keep the link, the
+ * PKCE verifier and the discovery state on the run (stored only with the tokens when deferred).
+ */
+import type {
+	OAuthClientMetadata,
+	OAuthClientProvider,
+	OAuthDiscoveryState,
+	StoredOAuthClientInformation,
+	StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
+import { type AuthContext, expiresAtOf, type RecordPatch } from "./authstate.ts";
+import { SetupFailed } from "./errors.ts";
+import type { HttpServerConfig } from "./schema.ts";
+
+/** Per-operation state of one `auth()` run (and, for a link, of its callback leg). */
+export type Work = {
+	readonly config: HttpServerConfig;
+	/** Bounds every request and keyring call of the run (the setup signal, or a deadline). */
+	signal: AbortSignal;
+	readonly account: string;
+	readonly scope?: string;
+	/** Register a new client instead of using the stored one (its registration may not cover the scope). */
+	register?: boolean;
+	/** A client registered during this run; stored together with the tokens it obtains. */
+	client?: StoredOAuthClientInformation;
+	discovery?: OAuthDiscoveryState;
+	/**
+	 * The run ends at a link (and its callback leg exchanges the code): nothing is stored until the
+	 * new tokens are, so a link that is never used, or a code exchange that fails, changes nothing
+	 * stored (discovery and client are written together with the tokens).
+	 */
+	deferred: boolean;
+	/** The callback leg's code exchange is running (the SDK must not retry it or invalidate anything). */
+	exchanging?: boolean;
+	state?: string;
+	redirectUri?: string;
+	verifier?: string;
+	url?: string;
+};
+
+/**
+ * The authorization server refused the code exchange: thrown from `invalidateCredentials` so that the
+ * SDK neither discards stored credentials nor sends the spent code again.
+ */
+class ExchangeRefused extends Error {
+	override readonly name = "ExchangeRefused";
+	constructor(readonly refused: "client" | "grant") {
+		super(
+			refused === "client"
+				? 'the authorization server refused the client (invalid_client); check "oauth.clientId" and its secret'
+				: "the authorization server refused the authorization code (invalid_grant: expired, already used, or not issued for this sign-in)",
+		);
+	}
+}
+
+function issuersMatch(a: string, b: string): boolean {
+	const trim = (value: string) => (value.endsWith("/") ? value.slice(0, -1) : value);
+	return trim(a) === trim(b);
+}
+
+function placeholderRedirect(config: HttpServerConfig): string {
+	return config.oauth?.redirectUri ?? "http://127.0.0.1/callback";
+}
+
+export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) => Promise<string>): OAuthClientProvider {
+	const { env, now, remember, clean, update, clientName } = ctx;
+	const { config, account } = work;
+	const oauth = config.oauth;
+	const clientId = oauth?.clientId;
+	const secret = oauth?.clientSecretEnv ? env[oauth.clientSecretEnv] : undefined;
+	remember(secret);
+	const provider: OAuthClientProvider = {
+		get redirectUrl() {
+			return work.redirectUri ?? placeholderRedirect(config);
+		},
+		get clientMetadata(): OAuthClientMetadata {
+			return {
+				client_name: clientName,
+				redirect_uris: [work.redirectUri ?? placeholderRedirect(config)],
+				grant_types: ["authorization_code", "refresh_token"],
+				response_types: ["code"],
+				token_endpoint_auth_method: "none",
+				application_type: "native",
+			};
+		},
+		clientInformation: (): StoredOAuthClientInformation | undefined =>
+			clientId !== undefined
+				? { client_id: clientId, ...(secret ? { client_secret: secret } : {}), issuer: oauth?.issuer }
+				: work.register || work.client
+					? work.client
+					: ctx.get(account).record?.client,
+		tokens: () => ctx.get(account).record?.tokens,
+		saveTokens: async (tokens: StoredOAuthTokens) => {
+			remember(tokens.access_token, tokens.refresh_token, tokens.id_token);
+			const current = ctx.get(account).record;
+			// The SDK re-saves stored tokens to stamp them; their lifetime did not start now.
+			const same = current?.tokens?.access_token === tokens.access_token;
+			const expiresAt = same ? current?.expiresAt : expiresAtOf(tokens.expires_in, now());
+			const issuedAt = same ? current?.issuedAt : now();
+			const client = work.client ? { client: work.client } : {};
+			const discovery = work.deferred && work.discovery ? { discovery: work.discovery } : {};
+			await update(
+				account,
+				{
+					tokens,
+					expiresAt,
+					issuedAt,
+					issuer: tokens.issuer ?? current?.issuer,
+					...client,
+					...discovery,
+				},
+				work.signal,
+			);
+		},
+		redirectToAuthorization: (url: URL) => {
+			work.url = url.href;
+		},
+		saveCodeVerifier: (verifier: string) => {
+			remember(verifier);
+			work.verifier = verifier;
+		},
+		codeVerifier: () => {
+			if (work.verifier === undefined) throw new Error("no sign-in is in progress for this server");
+			return work.verifier;
+		},
+		// Called by auth() right before it builds the link: the loopback flow starts only then.
+		state: () => begin(work),
+		saveDiscoveryState: async (state: OAuthDiscoveryState) => {
+			const expected = oauth?.issuer;
+			const found = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl;
+			// A pre-registered client is bound to its issuer by the SDK; a registered one by this check.
+			if (clientId === undefined && expected !== undefined && !issuersMatch(found, expected)) {
+				throw new SetupFailed(
+					config.name,
+					clean(
+						config,
+						`MCP server "${config.name}": the authorization server's issuer is ${found}, but "oauth.issuer" is ${expected}.`,
+					),
+				);
+			}
+			work.discovery = state;
+			if (!work.deferred) await update(account, { discovery: state }, work.signal);
+		},
+		discoveryState: () => work.discovery,
+		invalidateCredentials: async (scope) => {
+			// A refused exchange must not cost the stored sign-in (anyone with the link's state can send a code).
+			if (work.exchanging && (scope === "tokens" || scope === "client" || scope === "all")) {
+				throw new ExchangeRefused(scope === "tokens" ? "grant" : "client");
+			}
+			if (scope === "verifier") work.verifier = undefined;
+			if (scope === "discovery" || scope === "all") work.discovery = undefined;
+			if (scope === "client" || scope === "all") {
+				work.client = undefined;
+				work.register = true;
+			}
+			const patch: RecordPatch =
+				scope === "all"
+					? { tokens: undefined, expiresAt: undefined, issuedAt: undefined, client: undefined, discovery: undefined }
+					: scope === "tokens"
+						? { tokens: undefined, expiresAt: undefined, issuedAt: undefined }
+						: scope === "client"
+							? { client: undefined }
+							: scope === "discovery"
+								? { discovery: undefined }
+								: {};
+			if (Object.keys(patch).length > 0 && !work.deferred) await update(account, patch, work.signal);
+		},
+	};
+	// A client ID metadata document (CIMD) is the client ID where the authorization server supports it.
+	if (clientId === undefined && oauth?.clientMetadataUrl !== undefined) provider.clientMetadataUrl = oauth.clientMetadataUrl;
+	if (clientId === undefined) {
+		// Only for dynamic registration: without this method the SDK rejects a pre-registered
+		// client whose issuer differs from the discovered one instead of registering anew. The
+		// registration is stored with the first tokens it obtains, so the record always holds a
+		// client and tokens that belong together.
+		provider.saveClientInformation = (info: StoredOAuthClientInformation) => {
+			remember(info.client_secret);
+			work.client = info;
+		};
+	}
+	return provider;
+}
