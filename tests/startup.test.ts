@@ -67,11 +67,13 @@ test("registration and session_start load only index, tool, config, schema, rend
 	assert.equal(status, "-- status: s1: idle · stdio");
 	assert.deepEqual(phase("-- session started", status), [
 		"actions.ts",
+		"bounded.ts",
 		"connect.ts",
 		"content.ts",
 		"errors.ts",
 		"failures.ts",
 		"processes.ts",
+		"redact.ts",
 		"runtime.ts",
 		"sdk.ts",
 		"toolindex.ts",
