@@ -62,7 +62,10 @@ async function serverCheck(cli: DoctorContext, name: string): Promise<Check> {
 }
 
 /** Prints the report; true when every check passed. */
-export async function runDoctor(cli: DoctorContext, credentialStates: () => Promise<ReadonlyMap<string, string>>): Promise<boolean> {
+export async function runDoctor(
+	cli: DoctorContext,
+	credentialStates: () => Promise<ReadonlyMap<string, string>>,
+): Promise<boolean> {
 	const { config } = cli;
 	const needsKeyring = config.servers.some(
 		(entry) => entry.enabled && entry.config?.auth === "oauth" && entry.config.oauth?.grantType !== "client_credentials",
