@@ -18,7 +18,8 @@ import {
 import { credentialStates, matchingTools, type Session } from "./actions.ts";
 import type { Auth } from "./auth.ts";
 import type { ServerConfig } from "./config.ts";
-import { escapeName, oneLine, sanitize, stripTerminal } from "./output.ts";
+import { escapeName, oneLine, stripTerminal } from "./output.ts";
+import { sanitize } from "./redact.ts";
 import type { ServerStatus } from "./runtime.ts";
 
 export type ManagerSession = Session & Readonly<{ auth: Auth }>;

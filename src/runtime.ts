@@ -7,11 +7,13 @@
 
 import type { AuthProvider, CallToolResult, Client, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
 import { awaitWith, settledWithin } from "./async.ts";
+import { TailBuffer } from "./bounded.ts";
 import type { ServerEntry } from "./config.ts";
 import { type ClientInfo, closeLive, type Live, openServer } from "./connect.ts";
 import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
-import { escapeName, sanitize, TailBuffer } from "./output.ts";
+import { escapeName } from "./output.ts";
+import { sanitize } from "./redact.ts";
 import type { ServerConfig, ServerSource } from "./schema.ts";
 import { loadSdk, type Sdk } from "./sdk.ts";
 import { nextIndex, type ToolIndex } from "./toolindex.ts";
