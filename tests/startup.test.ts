@@ -72,6 +72,7 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"content.ts",
 		"errors.ts",
 		"failures.ts",
+		"listing.ts",
 		"processes.ts",
 		"redact.ts",
 		"runtime.ts",
