@@ -69,6 +69,7 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"actions.ts",
 		"bounded.ts",
 		"connect.ts",
+		"connections.ts",
 		"content.ts",
 		"errors.ts",
 		"failures.ts",
