@@ -1,30 +1,15 @@
-/**
- * What the `mcp` tool does for each action, and the status texts shared with `/mcp`. Every text
- * from a server is stripped of escapes; results go through `content.ts` and its limits.
- */
-import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
 import { type ConfigSnapshot, fileProblems, unknownServer } from "./config.ts";
-import {
-	isAppResource,
-	type PiBlock,
-	present,
-	presentListing,
-	promptResultParts,
-	resourceResultParts,
-	toolResultParts,
-} from "./content.ts";
-import type { OverflowStore } from "./output.ts";
+import { isAppResource, present, presentListing, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
+import { blocksResult, listingResult, page, type Result, type Session, shortText, toolEntry } from "./listing.ts";
 import { escapeName, oneLine, stripTerminal } from "./output.ts";
 import type { McpDetails } from "./render.ts";
 import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
 import { isObject, type ServerConfig } from "./schema.ts";
 import { ACTIONS, MAX_LIMIT, type Params } from "./tool.ts";
 
-export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
-export type Result = AgentToolResult<McpDetails>;
-
-const DEFAULT_LIMIT = 50;
+export type { Result, Session } from "./listing.ts";
+export { shortText, toolEntry };
 
 export function statusLine(status: ServerStatus): string {
 	const facts = [
@@ -85,27 +70,6 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
 		lines.push(`Ignored Pi-only keys (pi-mcp exposes every server through the one mcp tool): ${list}`);
 	}
 	return lines.join("\n");
-}
-
-const DESCRIPTION_CHARS = 120;
-
-/** Text on one line, escapes stripped, cut at a word boundary near `max` characters with `…`. */
-export function shortText(text: string | undefined, max = DESCRIPTION_CHARS): string {
-	const line = stripTerminal(text ?? "")
-		.replace(/\s+/g, " ")
-		.trim();
-	if (line.length <= max) return line;
-	const head = line.slice(0, max - 1);
-	const space = head.lastIndexOf(" ");
-	// A word boundary unless the only one is far back (one very long word): then cut inside it.
-	const cut = space >= max * 0.6 ? head.slice(0, space) : head;
-	return `${cut.replace(/[\s,;:.–—-]+$/u, "")}…`;
-}
-
-/** `name — one-line description`. */
-export function toolEntry(name: string, description: string | undefined): string {
-	const text = shortText(description);
-	return text ? `${name} — ${text}` : name;
 }
 
 /** A tool as listings show it: `name — one-line description`. */
@@ -174,35 +138,7 @@ function required(params: Params, key: "server" | "tool" | "uri" | "prompt" | "a
 	return value;
 }
 
-/** A page of a list: `limit` items from the numeric `cursor` on, and how to get the next page. */
-export function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; more: string } {
-	const offset = params.cursor === undefined ? 0 : Number.parseInt(params.cursor, 10);
-	if (!Number.isInteger(offset) || offset < 0)
-		throw new Error(`mcp ${params.action}: "cursor" must be a cursor from a previous page`);
-	const limit = params.limit ?? DEFAULT_LIMIT;
-	if (limit > MAX_LIMIT) throw new Error(`mcp ${params.action}: "limit" is at most ${MAX_LIMIT}`);
-	const shown = items.slice(offset, offset + limit);
-	const rest = items.length - offset - shown.length;
-	return { shown, more: rest > 0 ? `\n… ${rest} more: cursor ${offset + shown.length}` : "" };
-}
-
-function blocksResult(details: McpDetails, content: PiBlock[], info: McpDetails["output"], isError = false): Result {
-	const text = content.find((block) => block.type === "text");
-	return {
-		content: [...content],
-		details: { ...details, textChars: text?.type === "text" ? text.text.length : 0, images: info?.images, output: info },
-		...(isError ? { isError: true } : {}),
-	};
-}
-
 type Listed = Readonly<{ address: string; name: string; mimeType?: string; description?: string }>;
-
-/** A page of a listing as a result: header, lines and the next-page hint through `presentListing`. */
-export async function listingResult(session: Session, params: Params, header: string, lines: readonly string[], more: string) {
-	const server = params.server ?? "";
-	const presented = await presentListing([header, ...lines, ...(more ? [more.trim()] : [])], session.overflow, server);
-	return blocksResult({ action: params.action, server }, presented.content, presented.info);
-}
 
 /** A page of resources or templates, MCP App ones left out: `address — name (type; description)`. */
 function resourceList(session: Session, noun: string, items: readonly Listed[], params: Params): Promise<Result> {
@@ -217,6 +153,78 @@ function resourceList(session: Session, noun: string, items: readonly Listed[], 
 }
 
 type Update = ((partial: Result) => void) | undefined;
+
+/** `describe`: a tool's description and input and output schemas, through the output rules. */
+async function describeAction(
+	session: Session,
+	params: Params,
+	server: string,
+	signal: AbortSignal | undefined,
+): Promise<Result> {
+	const { runtime, overflow } = session;
+	const toolName = await toolNamed(
+		runtime,
+		server,
+		required(params, "tool", `use action "tools" to list ${server}'s tools`),
+		signal,
+	);
+	const tool = await runtime.tool(server, toolName, signal);
+	const lines = [
+		`${server}/${escapeName(tool.name)}`,
+		tool.description ? stripTerminal(tool.description) : undefined,
+		`input schema: ${stripTerminal(JSON.stringify(tool.inputSchema))}`,
+		tool.outputSchema ? `output schema: ${stripTerminal(JSON.stringify(tool.outputSchema))}` : undefined,
+	].filter((line): line is string => line !== undefined);
+	const presented = await present([{ kind: "text", text: lines.join("\n") }], overflow, `${server}-${toolName}-schema`);
+	return blocksResult({ action: params.action, server, tool: toolName }, presented.content, presented.info);
+}
+
+/** `call`: one tool call with progress updates; a tool error is an error result, not a throw. */
+async function callAction(
+	session: Session,
+	params: Params,
+	server: string,
+	signal: AbortSignal | undefined,
+	onUpdate: Update,
+): Promise<Result> {
+	const { runtime, overflow } = session;
+	const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
+	const args = parseArgs(`mcp call ${server}/${escapeName(asked)}`, params.args);
+	const toolName = await toolNamed(runtime, server, asked, signal);
+	const details: McpDetails = { action: params.action, server, tool: toolName };
+	const result = await runtime.call(server, toolName, args, {
+		signal,
+		onProgress: (progress) => onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details }),
+	});
+	const presented = await present(toolResultParts(result), overflow, `${server}-${toolName}`);
+	if (result.isError) {
+		return blocksResult({ ...details, error: oneLine(presented.text, 200) }, presented.content, presented.info, true);
+	}
+	return blocksResult(details, presented.content, presented.info);
+}
+
+/** `complete`: values a server suggests for a prompt's or resource template's argument. */
+async function completeAction(runtime: Runtime, params: Params, server: string): Promise<Result> {
+	const action = params.action;
+	const argument = required(params, "argument", "name the argument to complete");
+	const ref =
+		params.prompt !== undefined
+			? { type: "ref/prompt" as const, name: params.prompt }
+			: params.uri !== undefined
+				? { type: "ref/resource" as const, uri: params.uri }
+				: undefined;
+	if (!ref) throw new Error('mcp complete: give "prompt" (a prompt name) or "uri" (a resource template)');
+	const result = await runtime.request(server, "completing an argument", "completions", (client, options) =>
+		client.complete({ ref, argument: { name: argument, value: params.value ?? "" } }, options),
+	);
+	const values = result.completion.values.map((value) => oneLine(value, 200));
+	const total = result.completion.total ?? values.length;
+	const more = result.completion.hasMore ? ` (more available: ${total})` : "";
+	return textResult(
+		{ action, server },
+		`${values.length} completion${values.length === 1 ? "" : "s"}${more}\n${values.join("\n")}`.trimEnd(),
+	);
+}
 
 /** Runs one `mcp` action. Throws for errors the model should see as a tool error. */
 export async function runAction(
@@ -240,38 +248,10 @@ export async function runAction(
 	switch (action) {
 		case "tools":
 			return (await import("./discover.ts")).toolsAction(session, params, server, signal);
-		case "describe": {
-			const toolName = await toolNamed(
-				runtime,
-				server,
-				required(params, "tool", `use action "tools" to list ${server}'s tools`),
-				signal,
-			);
-			const tool = await runtime.tool(server, toolName, signal);
-			const lines = [
-				`${server}/${escapeName(tool.name)}`,
-				tool.description ? stripTerminal(tool.description) : undefined,
-				`input schema: ${stripTerminal(JSON.stringify(tool.inputSchema))}`,
-				tool.outputSchema ? `output schema: ${stripTerminal(JSON.stringify(tool.outputSchema))}` : undefined,
-			].filter((line): line is string => line !== undefined);
-			const presented = await present([{ kind: "text", text: lines.join("\n") }], overflow, label(`${toolName}-schema`));
-			return blocksResult({ action, server, tool: toolName }, presented.content, presented.info);
-		}
-		case "call": {
-			const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
-			const args = parseArgs(`mcp call ${server}/${escapeName(asked)}`, params.args);
-			const toolName = await toolNamed(runtime, server, asked, signal);
-			const details: McpDetails = { action, server, tool: toolName };
-			const result = await runtime.call(server, toolName, args, {
-				signal,
-				onProgress: (progress) => onUpdate?.({ content: [{ type: "text", text: progressText(progress) }], details }),
-			});
-			const presented = await present(toolResultParts(result), overflow, label(toolName));
-			if (result.isError) {
-				return blocksResult({ ...details, error: oneLine(presented.text, 200) }, presented.content, presented.info, true);
-			}
-			return blocksResult(details, presented.content, presented.info);
-		}
+		case "describe":
+			return describeAction(session, params, server, signal);
+		case "call":
+			return callAction(session, params, server, signal, onUpdate);
 		case "resources": {
 			const result = await runtime.request(server, "listing resources", "resources", (client, options) =>
 				client.listResources(undefined, options),
@@ -321,26 +301,8 @@ export async function runAction(
 			const presented = await present(promptResultParts(result), overflow, label(`prompt-${name}`));
 			return blocksResult({ action, server }, presented.content, presented.info);
 		}
-		case "complete": {
-			const argument = required(params, "argument", "name the argument to complete");
-			const ref =
-				params.prompt !== undefined
-					? { type: "ref/prompt" as const, name: params.prompt }
-					: params.uri !== undefined
-						? { type: "ref/resource" as const, uri: params.uri }
-						: undefined;
-			if (!ref) throw new Error('mcp complete: give "prompt" (a prompt name) or "uri" (a resource template)');
-			const result = await runtime.request(server, "completing an argument", "completions", (client, options) =>
-				client.complete({ ref, argument: { name: argument, value: params.value ?? "" } }, options),
-			);
-			const values = result.completion.values.map((value) => oneLine(value, 200));
-			const total = result.completion.total ?? values.length;
-			const more = result.completion.hasMore ? ` (more available: ${total})` : "";
-			return textResult(
-				{ action, server },
-				`${values.length} completion${values.length === 1 ? "" : "s"}${more}\n${values.join("\n")}`.trimEnd(),
-			);
-		}
+		case "complete":
+			return completeAction(runtime, params, server);
 		default:
 			throw new Error(`mcp: unknown action "${String(action)}"; use one of ${ACTIONS.join(", ")}`);
 	}

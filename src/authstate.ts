@@ -8,7 +8,7 @@ import type { AuthProvider } from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
-import { sanitize } from "./output.ts";
+import { sanitize } from "./redact.ts";
 import type { ServerConfig } from "./schema.ts";
 import type { Sdk } from "./sdk.ts";
 import { type CredentialRecord, KeyringUnavailable, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";

@@ -15,7 +15,8 @@ import type { Auth } from "./auth.ts";
 import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
-import { createOverflowStore, escapeName, sanitize } from "./output.ts";
+import { createOverflowStore, escapeName } from "./output.ts";
+import { sanitize } from "./redact.ts";
 import { createRuntime, type Runtime } from "./runtime.ts";
 import type { Params } from "./tool.ts";
 

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AuthProvider, Client } from "@modelcontextprotocol/client";
-import type { TailBuffer } from "./output.ts";
+import type { TailBuffer } from "./bounded.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";

@@ -4,8 +4,8 @@
  * session's overflow files and is named in the text.
  */
 import type { CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import { cutHead } from "./bounded.ts";
 import {
-	cutHead,
 	formatBytes,
 	INLINE_IMAGE_TYPES,
 	INLINE_MAX_BYTES,

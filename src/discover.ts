@@ -5,7 +5,7 @@
  * so a page of 50 tools shows 50 lines and its paging line.
  */
 import type { Tool } from "@modelcontextprotocol/client";
-import { listingResult, page, type Result, type Session, shortText, toolEntry } from "./actions.ts";
+import { listingResult, page, type Result, type Session, shortText, toolEntry } from "./listing.ts";
 import { escapeName } from "./output.ts";
 import { indexOf, search } from "./search.ts";
 import type { Params } from "./tool.ts";

@@ -3,9 +3,18 @@
  * only by OAuth sign-in), each configuration file, and one connection to every enabled server
  * (bounded by its own timeout), with era, protocol, tool count and credential state.
  */
-import type { Cli } from "./cli.ts";
-import { sanitize } from "./output.ts";
-import type { ServerStatus } from "./runtime.ts";
+import type { ConfigSnapshot } from "./config.ts";
+import { sanitize } from "./redact.ts";
+import type { Runtime, ServerStatus } from "./runtime.ts";
+
+/** The part of the CLI's context the doctor reads (declared here, so it never imports the entry module). */
+type DoctorContext = Readonly<{
+	io: Readonly<{ out: (text: string) => void; err: (text: string) => void }>;
+	flags: Readonly<{ json: boolean }>;
+	config: ConfigSnapshot;
+	runtime: Pick<Runtime, "tools" | "status">;
+	signal: AbortSignal;
+}>;
 
 export const MIN_NODE = [22, 19] as const;
 
@@ -41,7 +50,7 @@ function serverLine(status: ServerStatus, credential: string | undefined): strin
 	return facts.join(" · ");
 }
 
-async function serverCheck(cli: Cli, name: string): Promise<Check> {
+async function serverCheck(cli: DoctorContext, name: string): Promise<Check> {
 	const started = Date.now();
 	const outcome = await cli.runtime.tools(name, cli.signal).then(
 		() => undefined,
@@ -53,7 +62,10 @@ async function serverCheck(cli: Cli, name: string): Promise<Check> {
 }
 
 /** Prints the report; true when every check passed. */
-export async function runDoctor(cli: Cli, credentialStates: () => Promise<ReadonlyMap<string, string>>): Promise<boolean> {
+export async function runDoctor(
+	cli: DoctorContext,
+	credentialStates: () => Promise<ReadonlyMap<string, string>>,
+): Promise<boolean> {
 	const { config } = cli;
 	const needsKeyring = config.servers.some(
 		(entry) => entry.enabled && entry.config?.auth === "oauth" && entry.config.oauth?.grantType !== "client_credentials",

@@ -88,103 +88,138 @@ function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void>
 	};
 }
 
-export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
-	const holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext; startedFor?: string } = {};
-	const env = () => options.env ?? process.env;
+/** What installMcp's handlers share: Pi, the options, and the one mutable cell holding the current
+ * session (its records are replaced whole; re-read after every `await`). */
+type Host = Readonly<{
+	pi: ExtensionAPI;
+	options: InstallMcpOptions;
+	holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext; startedFor?: string };
+}>;
 
-	async function readConfig(ctx: ExtensionContext, extensionServers: readonly ExtensionServer[]): Promise<ConfigSnapshot> {
-		return loadConfig({
-			agentDir: options.agentDir ?? getAgentDir(),
-			cwd: ctx.cwd,
-			trusted: typeof ctx.isProjectTrusted === "function" ? ctx.isProjectTrusted() : false,
-			env: env(),
-			extensionServers,
-			configDirName: CONFIG_DIR_NAME,
+const envOf = (host: Host) => host.options.env ?? process.env;
+
+async function readConfig(
+	host: Host,
+	ctx: ExtensionContext,
+	extensionServers: readonly ExtensionServer[],
+): Promise<ConfigSnapshot> {
+	return loadConfig({
+		agentDir: host.options.agentDir ?? getAgentDir(),
+		cwd: ctx.cwd,
+		trusted: typeof ctx.isProjectTrusted === "function" ? ctx.isProjectTrusted() : false,
+		env: envOf(host),
+		extensionServers,
+		configDirName: CONFIG_DIR_NAME,
+	});
+}
+
+async function endSession(host: Host): Promise<void> {
+	const open = host.holder.session;
+	host.holder.session = undefined;
+	await open?.runtime?.dispose();
+	await Promise.all([open?.overflow?.dispose(), open?.owned.disposeAuth()]);
+}
+
+/** The current session with its runtime (created here on first use, from the current configuration). */
+async function live(host: Host): Promise<Readonly<{ session: Session & Owned; mods: Modules }>> {
+	const mods = await loadModules();
+	const current = host.holder.session;
+	if (!current) throw new Error("MCP is not available: the session has not started");
+	const runtime =
+		current.runtime ??
+		mods.runtime.createRuntime({
+			servers: current.config.servers,
+			env: envOf(host),
+			clientInfo: { name: "pi-mcp", version: VERSION },
+			auth: current.owned.auth,
 		});
-	}
+	const overflow = current.overflow ?? createOverflowStore({ baseDir: host.options.overflowDir });
+	if (runtime !== current.runtime || overflow !== current.overflow) host.holder.session = { ...current, runtime, overflow };
+	return { session: { config: current.config, runtime, overflow, ...current.owned }, mods };
+}
 
-	function registeredServers(): readonly ExtensionServer[] {
-		return typeof pi.getMcpServers === "function" ? pi.getMcpServers() : [];
-	}
+/** Starts a server's shared setup while the model still writes the call that names it (see `message_update`). */
+async function startEarly(host: Host, name: string, tools: boolean): Promise<void> {
+	await host.holder.loading?.catch(() => undefined);
+	const entry = host.holder.session?.config.servers.find((server) => server.name === name);
+	if (!entry?.enabled || !entry.config) return;
+	(await live(host)).session.runtime.start(name, { tools });
+}
 
-	async function endSession(): Promise<void> {
-		const open = holder.session;
-		holder.session = undefined;
-		await open?.runtime?.dispose();
-		await Promise.all([open?.overflow?.dispose(), open?.owned.disposeAuth()]);
+/** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
+function signedIn(host: Host, server: string, message: string, ok: boolean): void {
+	const ctx = host.holder.ctx;
+	if (ctx?.hasUI) ctx.ui.notify(message, ok ? "info" : "error");
+	try {
+		host.pi.sendMessage(
+			{ customType: "pi-mcp", content: message, display: true, details: { server, ok } },
+			{ triggerTurn: true, deliverAs: "followUp" },
+		);
+	} catch {
+		// The session may be gone (shutdown while a sign-in completed); the user was notified.
 	}
+}
 
-	/** The current session with its runtime (created here on first use, from the current configuration). */
-	async function live(): Promise<Readonly<{ session: Session & Owned; mods: Modules }>> {
-		const mods = await loadModules();
-		const current = holder.session;
-		if (!current) throw new Error("MCP is not available: the session has not started");
-		const runtime =
-			current.runtime ??
-			mods.runtime.createRuntime({
-				servers: current.config.servers,
-				env: env(),
-				clientInfo: { name: "pi-mcp", version: VERSION },
-				auth: current.owned.auth,
-			});
-		const overflow = current.overflow ?? createOverflowStore({ baseDir: options.overflowDir });
-		if (runtime !== current.runtime || overflow !== current.overflow) holder.session = { ...current, runtime, overflow };
-		return { session: { config: current.config, runtime, overflow, ...current.owned }, mods };
-	}
-
-	/** Starts a server's shared setup while the model still writes the call that names it (see `message_update`). */
-	async function startEarly(name: string, tools: boolean): Promise<void> {
-		await holder.loading?.catch(() => undefined);
-		const entry = holder.session?.config.servers.find((server) => server.name === name);
-		if (!entry?.enabled || !entry.config) return;
-		(await live()).session.runtime.start(name, { tools });
-	}
-
-	/** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
-	function signedIn(server: string, message: string, ok: boolean): void {
-		const ctx = holder.ctx;
-		if (ctx?.hasUI) ctx.ui.notify(message, ok ? "info" : "error");
-		try {
-			pi.sendMessage(
-				{ customType: "pi-mcp", content: message, display: true, details: { server, ok } },
-				{ triggerTurn: true, deliverAs: "followUp" },
-			);
-		} catch {
-			// The session may be gone (shutdown while a sign-in completed); the user was notified.
-		}
-	}
-
-	function newSession(config: ConfigSnapshot): Open {
-		const owned = lazyAuth(async () => {
-			const [{ createAuth }, { createLoginService }, { keyringStore }] = await Promise.all([
-				import("./auth.ts"),
-				import("./login.ts"),
-				import("./store.ts"),
-			]);
-			const login = createLoginService({ now: options.now });
-			const auth = createAuth({
-				env: env(),
-				store: options.secrets ?? keyringStore(),
-				login,
-				now: options.now,
-				// Shared by every Pi process using the same keyring records: one refresh at a time per record.
-				lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
-				notify: signedIn,
-			});
-			return { auth, dispose: () => login.dispose() };
+function newSession(host: Host, config: ConfigSnapshot): Open {
+	const { options } = host;
+	const owned = lazyAuth(async () => {
+		const [{ createAuth }, { createLoginService }, { keyringStore }] = await Promise.all([
+			import("./auth.ts"),
+			import("./login.ts"),
+			import("./store.ts"),
+		]);
+		const login = createLoginService({ now: options.now });
+		const auth = createAuth({
+			env: envOf(host),
+			store: options.secrets ?? keyringStore(),
+			login,
+			now: options.now,
+			// Shared by every Pi process using the same keyring records: one refresh at a time per record.
+			lockDir: join(options.agentDir ?? getAgentDir(), "mcp-locks"),
+			notify: (server, message, ok) => signedIn(host, server, message, ok),
 		});
-		return { config, owned };
-	}
+		return { auth, dispose: () => login.dispose() };
+	});
+	return { config, owned };
+}
 
-	/** Server names and states for argument completion; without a runtime yet, from the configuration. */
-	function serverStates(): readonly Readonly<{ name: string; state: string }>[] {
-		const open = holder.session;
-		if (open?.runtime) return open.runtime.status();
-		return (open?.config.servers ?? []).map((entry) => ({
-			name: entry.name,
-			state: entry.error !== undefined ? "invalid" : entry.enabled ? "idle" : "disabled",
+/** Server names and states for argument completion; without a runtime yet, from the configuration. */
+function serverStates(host: Host): readonly Readonly<{ name: string; state: string }>[] {
+	const open = host.holder.session;
+	if (open?.runtime) return open.runtime.status();
+	return (open?.config.servers ?? []).map((entry) => ({
+		name: entry.name,
+		state: entry.error !== undefined ? "invalid" : entry.enabled ? "idle" : "disabled",
+	}));
+}
+
+/** `/mcp` argument completion: subcommands, then server names. */
+function completions(host: Host, prefix: string) {
+	const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
+	if (rest.length > 0) return null;
+	// Pi's editor submits on Enter only from the command-name menu; in an argument menu Enter just
+	// applies the completion. So a complete command (a subcommand, or one with a known server)
+	// gets no menu, and Enter runs it at once.
+	if (server === undefined) {
+		if (SUBCOMMANDS.includes(action)) return null;
+		const items = SUBCOMMANDS.filter((item) => item.startsWith(action)).map((item) => ({ value: `${item} `, label: item }));
+		return items.length > 0 ? items : null;
+	}
+	if (!SUBCOMMANDS.includes(action) || action === "status") return null;
+	if (serverStates(host).some((status) => status.name === server)) return null;
+	const items = serverStates(host)
+		.filter((status) => status.name.startsWith(server))
+		.map((status) => ({
+			value: `${action} ${escapeName(status.name)}`,
+			label: escapeName(status.name),
+			description: status.state,
 		}));
-	}
+	return items.length > 0 ? items : null;
+}
+
+export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
+	const host: Host = { pi, options, holder: {} };
+	const holder = host.holder;
 
 	pi.registerTool<typeof parameters, McpDetails>({
 		name: "mcp",
@@ -194,7 +229,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		parameters,
 		async execute(_id, params, signal, onUpdate) {
 			await holder.loading?.catch(() => undefined);
-			const { session, mods } = await live();
+			const { session, mods } = await live(host);
 			try {
 				return await mods.actions.runAction(session, params, signal, onUpdate);
 			} catch (error) {
@@ -214,31 +249,10 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 
 	pi.registerCommand("mcp", {
 		description: "MCP servers: status, tools, reconnect, login, logout",
-		getArgumentCompletions: (prefix) => {
-			const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
-			if (rest.length > 0) return null;
-			// Pi's editor submits on Enter only from the command-name menu; in an argument menu Enter just
-			// applies the completion. So a complete command (a subcommand, or one with a known server)
-			// gets no menu, and Enter runs it at once.
-			if (server === undefined) {
-				if (SUBCOMMANDS.includes(action)) return null;
-				const items = SUBCOMMANDS.filter((item) => item.startsWith(action)).map((item) => ({ value: `${item} `, label: item }));
-				return items.length > 0 ? items : null;
-			}
-			if (!SUBCOMMANDS.includes(action) || action === "status") return null;
-			if (serverStates().some((status) => status.name === server)) return null;
-			const items = serverStates()
-				.filter((status) => status.name.startsWith(server))
-				.map((status) => ({
-					value: `${action} ${escapeName(status.name)}`,
-					label: escapeName(status.name),
-					description: status.state,
-				}));
-			return items.length > 0 ? items : null;
-		},
+		getArgumentCompletions: (prefix) => completions(host, prefix),
 		handler: async (args, ctx) => {
 			await holder.loading;
-			const opened = holder.session ? await live() : undefined;
+			const opened = holder.session ? await live(host) : undefined;
 			const { runCommand } = await import("./command.ts");
 			await runCommand(args, ctx, opened?.session);
 		},
@@ -247,9 +261,9 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	pi.on("session_start", async (_event, ctx) => {
 		holder.ctx = ctx;
 		const loading = (async () => {
-			await endSession();
-			const config = await readConfig(ctx, registeredServers());
-			holder.session = newSession(config);
+			await endSession(host);
+			const config = await readConfig(host, ctx, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : []);
+			holder.session = newSession(host, config);
 			const problems = config.servers.filter((server) => server.error).length + config.files.filter((file) => file.error).length;
 			if (problems > 0 && ctx.hasUI) {
 				ctx.ui.notify(`pi-mcp: ${problems} configuration problem${problems === 1 ? "" : "s"}; see /mcp status`, "warning");
@@ -266,7 +280,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			await previous?.catch(() => undefined);
 			const owned = holder.session?.owned;
 			if (!owned) return;
-			const config = await readConfig(ctx, event.servers);
+			const config = await readConfig(host, ctx, event.servers);
 			// Without a runtime yet, the new configuration is what it will be created from.
 			const runtime = holder.session?.owned === owned ? holder.session.runtime : undefined;
 			await runtime?.update(config.servers);
@@ -297,12 +311,12 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, update.type === "toolcall_end");
 		if (!named) return;
 		holder.startedFor = block.id;
-		startEarly(named.server, named.action === "call" || named.action === "describe").catch(() => undefined);
+		startEarly(host, named.server, named.action === "call" || named.action === "describe").catch(() => undefined);
 	});
 
 	pi.on("session_shutdown", async () => {
 		await holder.loading?.catch(() => undefined);
-		await endSession();
+		await endSession(host);
 	});
 }
 

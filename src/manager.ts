@@ -4,63 +4,18 @@
  * login (the link), logout (asks first), stderr tail and last error. Escape goes back, and closes
  * from the server list. States update while it is open. Loaded only when opened.
  */
-import { DynamicBorder, type ExtensionContext, type Theme } from "@earendil-works/pi-coding-agent";
-import {
-	type Component,
-	Input,
-	type KeybindingsManager,
-	type SelectItem,
-	SelectList,
-	type TUI,
-	truncateToWidth,
-	wrapTextWithAnsi,
-} from "@earendil-works/pi-tui";
-import { credentialStates, matchingTools, type Session } from "./actions.ts";
-import type { Auth } from "./auth.ts";
+import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { type SelectItem, truncateToWidth } from "@earendil-works/pi-tui";
+import { credentialStates } from "./actions.ts";
 import type { ServerConfig } from "./config.ts";
-import { escapeName, oneLine, sanitize, stripTerminal } from "./output.ts";
+import { escapeName, oneLine } from "./output.ts";
+import { sanitize } from "./redact.ts";
 import type { ServerStatus } from "./runtime.ts";
-
-export type ManagerSession = Session & Readonly<{ auth: Auth }>;
+import { list, type ManagerSession, type Screen, textScreen, toolsScreen, type Ui } from "./screens.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
 const TICK_MS = 250;
 const CREDENTIALS_EVERY = 8;
-const TEXT_ROWS = 18;
-
-type Screen = Readonly<{
-	header: () => readonly string[];
-	body: () => Component;
-	hint: string;
-	input: (data: string) => void;
-	/** Called on every tick with changed states. */
-	changed?: () => void;
-}>;
-
-type Ui = Readonly<{
-	tui: TUI;
-	theme: Theme;
-	kb: KeybindingsManager;
-	session: ManagerSession;
-	view: { stack: readonly Screen[]; credentials: ReadonlyMap<string, string>; message?: string };
-	push: (screen: Screen) => void;
-	back: () => void;
-}>;
-
-function list(ui: Ui, items: SelectItem[], onSelect: (item: SelectItem) => void, selected = 0): SelectList {
-	const { theme } = ui;
-	const select = new SelectList(items, Math.min(Math.max(items.length, 1), 10), {
-		selectedPrefix: (text) => theme.fg("accent", text),
-		selectedText: (text) => theme.fg("accent", text),
-		description: (text) => theme.fg("muted", text),
-		scrollInfo: (text) => theme.fg("dim", text),
-		noMatch: (text) => theme.fg("warning", text),
-	});
-	select.setSelectedIndex(Math.min(selected, Math.max(items.length - 1, 0)));
-	select.onSelect = onSelect;
-	select.onCancel = () => ui.back();
-	return select;
-}
 
 function statusOf(ui: Ui, name: string): ServerStatus | undefined {
 	return ui.session.runtime.status().find((status) => status.name === name);
@@ -93,125 +48,6 @@ function stateColor(state: string): "success" | "error" | "warning" | "muted" {
 function oauthConfig(ui: Ui, name: string): ServerConfig | undefined {
 	const config = ui.session.config.servers.find((entry) => entry.name === name)?.config;
 	return config?.auth === "oauth" ? config : undefined;
-}
-
-/** A scrollable text: up/down/page keys scroll, Escape goes back. */
-function textScreen(ui: Ui, title: string, text: () => string): Screen {
-	const scroll = { top: 0, rows: 0 };
-	return {
-		header: () => [ui.theme.fg("accent", ui.theme.bold(title))],
-		hint: "↑↓ PgUp PgDn scroll · esc back",
-		body: () => ({
-			invalidate: () => undefined,
-			render: (width) => {
-				const lines = text()
-					.split("\n")
-					.flatMap((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
-				scroll.rows = lines.length;
-				scroll.top = Math.max(0, Math.min(scroll.top, lines.length - TEXT_ROWS));
-				const shown = lines.slice(scroll.top, scroll.top + TEXT_ROWS).map((line) => ` ${line}`);
-				const more =
-					lines.length > TEXT_ROWS
-						? [ui.theme.fg("dim", ` (${scroll.top + 1}–${scroll.top + shown.length} of ${lines.length})`)]
-						: [];
-				return [...shown, ...more];
-			},
-		}),
-		input: (data) => {
-			const { kb } = ui;
-			if (kb.matches(data, "tui.select.cancel")) return ui.back();
-			const step = kb.matches(data, "tui.select.up")
-				? -1
-				: kb.matches(data, "tui.select.down")
-					? 1
-					: kb.matches(data, "tui.select.pageUp")
-						? -TEXT_ROWS
-						: kb.matches(data, "tui.select.pageDown")
-							? TEXT_ROWS
-							: 0;
-			scroll.top = Math.max(0, Math.min(scroll.top + step, scroll.rows - TEXT_ROWS));
-		},
-	};
-}
-
-/** A server's tools: type to search (the `mcp` tool's own search), pick one to see its schema. */
-function toolsScreen(ui: Ui, name: string): Screen {
-	const search = new Input({ prompt: "search: ", placeholder: "type to filter" });
-	search.focused = true;
-	const state: { select?: SelectList; note: string; asked: number } = { note: "connecting…", asked: 0 };
-	const load = (query: string) => {
-		const asked = state.asked + 1;
-		state.asked = asked;
-		matchingTools(ui.session, name, query || undefined).then(
-			(tools) => {
-				if (asked !== state.asked) return;
-				const items = tools.map((tool) => ({
-					value: tool.name,
-					label: escapeName(tool.name),
-					description: oneLine(tool.description, 100),
-				}));
-				state.select = list(ui, items, (item) => ui.push(schemaScreen(ui, name, item.value)));
-				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
-				ui.tui.requestRender();
-			},
-			(error: Error) => {
-				if (asked !== state.asked) return;
-				state.select = undefined;
-				state.note = sanitize(error.message);
-				ui.tui.requestRender();
-			},
-		);
-	};
-	load("");
-	return {
-		header: () => [ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`))],
-		hint: "type to search · ↑↓ navigate · enter schema · esc back",
-		body: () => ({
-			invalidate: () => state.select?.invalidate(),
-			render: (width) => [
-				...search.render(width),
-				...(state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width) : []),
-				...(state.select?.render(width) ?? []),
-			],
-		}),
-		input: (data) => {
-			const { kb } = ui;
-			if (kb.matches(data, "tui.select.cancel")) return ui.back();
-			const navigation = [
-				"tui.select.up",
-				"tui.select.down",
-				"tui.select.pageUp",
-				"tui.select.pageDown",
-				"tui.select.confirm",
-			] as const;
-			if (navigation.some((key) => kb.matches(data, key))) return state.select?.handleInput(data);
-			const before = search.getValue();
-			search.handleInput(data);
-			if (search.getValue() !== before) load(search.getValue().trim());
-		},
-	};
-}
-
-function schemaScreen(ui: Ui, server: string, name: string): Screen {
-	const holder = { text: "loading…" };
-	ui.session.runtime.tool(server, name).then(
-		(tool) => {
-			const schema = (value: unknown) => stripTerminal(JSON.stringify(value, null, 2));
-			holder.text = [
-				tool.description ? stripTerminal(tool.description) : undefined,
-				`input schema:\n${schema(tool.inputSchema)}`,
-				tool.outputSchema ? `output schema:\n${schema(tool.outputSchema)}` : undefined,
-			]
-				.filter((part) => part !== undefined)
-				.join("\n\n");
-			ui.tui.requestRender();
-		},
-		(error: Error) => {
-			holder.text = sanitize(error.message);
-			ui.tui.requestRender();
-		},
-	);
-	return textScreen(ui, `${escapeName(server)}/${escapeName(name)}`, () => holder.text);
 }
 
 function confirmLogout(ui: Ui, config: ServerConfig): Screen {

@@ -1,7 +1,7 @@
 /**
- * Everything a server returns passes through here before the model, the user or a log sees it:
- * terminal escapes stripped, text bounded to Pi's inline limits, the rest in private overflow
- * files, images capped, blobs saved rather than inlined.
+ * What a server returns is made safe to show here: terminal escapes stripped, names escaped, the
+ * inline limits, and the private overflow files that hold what does not fit inline (redaction is in
+ * redact.ts, the head and tail cuts in bounded.ts).
  */
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, rm } from "node:fs/promises";
@@ -156,109 +156,6 @@ export function escapeName(name: string): string {
 	});
 }
 
-/** Longest message (in characters) that an error or notice may carry from a remote source. */
-export const MAX_MESSAGE_CHARS = 2000;
-
-/** Where a name starts: not inside a word, but right after a URL-encoded byte (`%3F`, `%22`…). */
-const START = String.raw`(?:(?<=%[0-9A-Fa-f]{2})|(?<![A-Za-z0-9_]))`;
-/** A quote, plain or URL-encoded. */
-const QUOTE = String.raw`(?:["']|%22|%27)`;
-/** Spaces, plain or URL-encoded. */
-const SPACE = String.raw`(?:\s|%20|\+)`;
-/** `=` or `:`, plain or URL-encoded, with optional spaces around it. */
-const ASSIGN = String.raw`${SPACE}*(?:[=:]|%3D|%3A)${SPACE}*`;
-/** A value up to the next separator; URL-encoded separators (`&`, quotes, `,`, `}`, space) end it too. */
-const VALUE = String.raw`(?:[^\s"'&,}%]|%(?!26|22|27|2C|7D|20)[0-9A-Fa-f]{2})+`;
-/** Parameter names whose value is a credential: snake_case, camelCase and kebab-case spellings. */
-const SECRET_NAMES = [
-	"registration[_-]?access[_-]?token",
-	"access[_-]?token",
-	"refresh[_-]?token",
-	"id[_-]?token",
-	"client[_-]?secret",
-	"code[_-]?verifier",
-	"(?:x-)?api[_-]?key",
-	"password",
-	"code",
-].join("|");
-
-/**
- * Secret-looking fragments that never belong in a message, wherever they come from: the value of an
- * `Authorization` header (any scheme), `Bearer` and `Basic` credentials, and credential parameters in
- * JSON, headers, query strings and form bodies, plain or URL-encoded. The `Basic` pattern needs a
- * base64-looking value (a digit, `+`, `/` or `=`), so that prose such as "Basic authentication" stays.
- */
-const SECRET_PATTERNS: readonly RegExp[] = [
-	new RegExp(
-		String.raw`(${START}authorization${QUOTE}?${ASSIGN}${QUOTE}?)[A-Za-z-]*${SPACE}*${VALUE}(?:,?${SPACE}*[A-Za-z-]+=${VALUE})*`,
-		"gi",
-	),
-	new RegExp(String.raw`(${START}Bearer${SPACE}+)[A-Za-z0-9._~+/=-]+`, "gi"),
-	new RegExp(String.raw`(${START}Basic${SPACE}+)(?=[A-Za-z0-9+/]*[0-9+/=])[A-Za-z0-9+/]{6,}={0,2}`, "gi"),
-	new RegExp(String.raw`(${START}(?:${SECRET_NAMES})${QUOTE}?${ASSIGN}${QUOTE}?)${VALUE}`, "gi"),
-];
-
-/**
- * The one sanitiser for text that reaches the model or the user from an error or a remote
- * source: escapes stripped, known secret values and secret-looking fragments redacted, length
- * bounded.
- */
-export function sanitize(text: string, secrets: readonly string[] = []): string {
-	// A remote HTML page (an error page quoted by the SDK) is never passed on, only its absence noted.
-	const stripped = stripTerminal(text).replace(/<(?:!doctype\s+html|html)\b[\s\S]*?(?:<\/html>|$)/gi, "[HTML page omitted]");
-	// Longest first: a secret that contains another is never left half redacted.
-	const redacted = secrets
-		.filter((secret) => secret.length >= 4)
-		.sort((a, b) => b.length - a.length)
-		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), stripped);
-	// The patterns run on a window a few times the bound only (they cost more per character than the
-	// plain scans above); a match crossing the window's end is still redacted up to it.
-	const window = redacted.length > MAX_MESSAGE_CHARS * 4 ? redacted.slice(0, MAX_MESSAGE_CHARS * 4) : redacted;
-	const cleaned = SECRET_PATTERNS.reduce((acc, pattern) => acc.replace(pattern, "$1[redacted]"), window);
-	if (cleaned.length <= MAX_MESSAGE_CHARS && window === redacted) return cleaned;
-	// Never leave half of a surrogate pair at the cut.
-	const bound = Math.min(MAX_MESSAGE_CHARS, cleaned.length);
-	const end = /[\uD800-\uDBFF]/.test(cleaned.charAt(bound - 1)) ? bound - 1 : bound;
-	return `${cleaned.slice(0, end)}… [cut]`;
-}
-
-/** A bounded tail of a byte stream (a child's stderr), decoded lazily and stripped of escapes. */
-export class TailBuffer {
-	readonly #max: number;
-	#chunks: Buffer[] = [];
-	#size = 0;
-
-	constructor(maxBytes = 4096) {
-		this.#max = maxBytes;
-	}
-
-	push(chunk: Buffer | string): void {
-		const buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-		this.#chunks.push(buf);
-		this.#size += buf.length;
-		while (this.#size - (this.#chunks[0]?.length ?? 0) >= this.#max && this.#chunks.length > 1) {
-			this.#size -= this.#chunks.shift()?.length ?? 0;
-		}
-	}
-
-	clear(): void {
-		this.#chunks = [];
-		this.#size = 0;
-	}
-
-	/** The last bytes as text, escapes stripped (after joining, so sequences split across chunks go too). */
-	text(): string {
-		const all = Buffer.concat(this.#chunks);
-		const cut = all.length > this.#max;
-		// Start at a character boundary: skip UTF-8 continuation bytes at the cut.
-		const start = cut ? skipContinuation(all, all.length - this.#max) : 0;
-		const tail = all.subarray(start).toString("utf8");
-		const clean = stripTerminal(tail);
-		const body = cut ? clean.slice(clean.indexOf("\n") + 1) : clean;
-		return body.trimEnd();
-	}
-}
-
 const SLICE = 1024 * 1024;
 
 /** A string in slices of about 1 MiB that never split a surrogate pair; bytes as they are. */
@@ -274,13 +171,6 @@ function* slices(piece: string | Uint8Array): Generator<string | Uint8Array> {
 		yield piece.slice(at.start, safe);
 		at.start = safe;
 	}
-}
-
-function skipContinuation(buf: Buffer, from: number): number {
-	const limit = Math.min(buf.length, from + 3);
-	const found = { at: from };
-	while (found.at < limit && ((buf[found.at] ?? 0) & 0xc0) === 0x80) found.at += 1;
-	return found.at;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -369,99 +259,4 @@ export function createOverflowStore(options: OverflowOptions = {}): OverflowStor
 			if (dir) await rm(await dir, { recursive: true, force: true });
 		},
 	};
-}
-
-// ---------------------------------------------------------------------------------------------
-// Inline text
-
-export type Cut = Readonly<{
-	text: string;
-	truncated: boolean;
-	shownBytes: number;
-	shownLines: number;
-	totalBytes: number;
-	totalLines: number;
-}>;
-
-function countLines(text: string): number {
-	if (text.length === 0) return 0;
-	return countNewlines(text) + (text.endsWith("\n") ? 0 : 1);
-}
-
-/** The first `maxBytes` bytes of `text`, never splitting a UTF-8 character or a surrogate pair. */
-function headBytes(text: string, maxBytes: number): string {
-	// A slice of maxBytes UTF-16 units holds at least maxBytes bytes, so it contains the answer.
-	const slice = text.slice(0, maxBytes);
-	const buf = Buffer.from(slice, "utf8");
-	if (buf.length <= maxBytes) return slice;
-	const end = Array.from({ length: 4 }).reduce<number>(
-		(cut) => (cut > 0 && ((buf[cut] ?? 0) & 0xc0) === 0x80 ? cut - 1 : cut),
-		maxBytes,
-	);
-	return buf.subarray(0, end).toString("utf8");
-}
-
-/**
- * Keeps the head of the joined pieces within the byte and line limits. Linear in what it keeps:
- * each piece is sliced, never the whole result copied. Prefers cutting at a line end.
- */
-export function cutHead(pieces: readonly string[], maxBytes = INLINE_MAX_BYTES, maxLines = INLINE_MAX_LINES): Cut {
-	const totalBytes = pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
-	const totalLines = pieceLines(pieces);
-	if (totalBytes <= maxBytes && totalLines <= maxLines) {
-		return { text: pieces.join(""), truncated: false, shownBytes: totalBytes, shownLines: totalLines, totalBytes, totalLines };
-	}
-	const kept: string[] = [];
-	const budget = { bytes: maxBytes, lines: maxLines };
-	for (const piece of pieces) {
-		if (budget.bytes <= 0 || budget.lines <= 0) break;
-		const lineEnd = nthNewline(piece, budget.lines);
-		const byLines = lineEnd === -1 ? piece : piece.slice(0, lineEnd + 1);
-		const head = headBytes(byLines, budget.bytes);
-		kept.push(head);
-		budget.bytes -= Buffer.byteLength(head);
-		budget.lines -= countNewlines(head);
-		if (head.length < piece.length) break;
-	}
-	const joined = kept.join("");
-	const lastNewline = joined.lastIndexOf("\n");
-	const text = lastNewline > 0 && !joined.endsWith("\n") ? joined.slice(0, lastNewline + 1) : joined;
-	return {
-		text,
-		truncated: true,
-		shownBytes: Buffer.byteLength(text),
-		shownLines: countLines(text),
-		totalBytes,
-		totalLines,
-	};
-}
-
-/** Counts newlines without allocating (a `match` would build one array slot per line). */
-function countNewlines(text: string): number {
-	const state = { count: 0, at: text.indexOf("\n") };
-	while (state.at !== -1) {
-		state.count += 1;
-		state.at = text.indexOf("\n", state.at + 1);
-	}
-	return state.count;
-}
-
-/** Lines of the concatenation of pieces, without building it. */
-function pieceLines(pieces: readonly string[]): number {
-	const newlines = pieces.reduce((sum, piece) => sum + countNewlines(piece), 0);
-	const last = [...pieces].reverse().find((piece) => piece.length > 0);
-	if (last === undefined) return 0;
-	return newlines + (last.endsWith("\n") ? 0 : 1);
-}
-
-/** Index of the n-th newline (1-based), or -1. */
-function nthNewline(text: string, n: number): number {
-	const found = { index: -1, seen: 0 };
-	while (found.seen < n) {
-		const next = text.indexOf("\n", found.index + 1);
-		if (next === -1) return -1;
-		found.index = next;
-		found.seen += 1;
-	}
-	return found.index;
 }

@@ -4,7 +4,7 @@
  * with `console.*`, which would draw over Pi's TUI).
  */
 import { once } from "./async.ts";
-import { sanitize } from "./output.ts";
+import { sanitize } from "./redact.ts";
 
 export type Sdk = typeof import("./sdk.lazy.ts");
 

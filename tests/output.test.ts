@@ -15,6 +15,7 @@ import { after, describe, test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import { cutHead, TailBuffer } from "../src/bounded.ts";
 import {
 	isAppResource,
 	type Presented,
@@ -25,17 +26,14 @@ import {
 } from "../src/content.ts";
 import {
 	createOverflowStore,
-	cutHead,
 	formatBytes,
 	INLINE_MAX_BYTES,
 	INLINE_MAX_LINES,
 	MAX_IMAGE_BASE64,
-	MAX_MESSAGE_CHARS,
 	type OverflowStore,
-	sanitize,
 	stripTerminal,
-	TailBuffer,
 } from "../src/output.ts";
+import { MAX_MESSAGE_CHARS, sanitize } from "../src/redact.ts";
 
 const KiB = 1024;
 const MiB = 1024 * 1024;

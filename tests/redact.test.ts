@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { loadConfig } from "../src/config.ts";
 import { SetupFailed } from "../src/errors.ts";
-import { sanitize } from "../src/output.ts";
+import { sanitize } from "../src/redact.ts";
 import { createRuntime } from "../src/runtime.ts";
 
 const LITERAL_ENV = "lit-env-secret-9f8e7d6c";

@@ -67,11 +67,15 @@ test("registration and session_start load only index, tool, config, schema, rend
 	assert.equal(status, "-- status: s1: idle · stdio");
 	assert.deepEqual(phase("-- session started", status), [
 		"actions.ts",
+		"bounded.ts",
 		"connect.ts",
+		"connections.ts",
 		"content.ts",
 		"errors.ts",
 		"failures.ts",
+		"listing.ts",
 		"processes.ts",
+		"redact.ts",
 		"runtime.ts",
 		"sdk.ts",
 		"toolindex.ts",

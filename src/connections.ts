@@ -1,0 +1,303 @@
+/**
+ * The connection table's operations: per-server state records (replaced whole, re-read after every
+ * `await`), opening a server through `connect.ts`, the coalesced tool listing, failures turned into
+ * errors naming the server, and status. `runtime.ts` holds the table and the `Runtime` face.
+ */
+import type { AuthProvider, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
+import { awaitWith } from "./async.ts";
+import { TailBuffer } from "./bounded.ts";
+import type { ServerEntry } from "./config.ts";
+import { type ClientInfo, closeLive, type Live, openServer } from "./connect.ts";
+import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
+import { closedError, requestError, setupError } from "./failures.ts";
+import { escapeName } from "./output.ts";
+import { sanitize } from "./redact.ts";
+import type { ServerConfig, ServerSource } from "./schema.ts";
+import { loadSdk, type Sdk } from "./sdk.ts";
+import { nextIndex, type ToolIndex } from "./toolindex.ts";
+
+/**
+ * What the runtime needs from credentials (`auth.ts` provides it; declared here so that the
+ * runtime does not depend on the auth modules).
+ */
+export interface Credentials {
+	/**
+	 * The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed.
+	 * `signal` is the setup's (timeout, reconnect, shutdown): requests and keyring calls stop with it.
+	 */
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
+	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
+	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
+	/** Every secret value seen this session, for the sanitiser. */
+	secrets(): readonly string[];
+}
+
+export type RuntimeOptions = Readonly<{
+	servers: readonly ServerEntry[];
+	env: Readonly<Record<string, string | undefined>>;
+	clientInfo: ClientInfo;
+	/** Credentials for servers with `auth`; without it such servers fail with `AuthRequired`. */
+	auth?: Credentials;
+}>;
+
+export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
+
+export type ServerStatus = Readonly<{
+	name: string;
+	source: ServerSource;
+	state: ConnectionState;
+	transport?: "stdio" | "http";
+	description?: string;
+	error?: string;
+	era?: string;
+	protocolVersion?: string;
+	serverName?: string;
+	toolCount?: number;
+	stderrTail?: string;
+	ignoredKeys: readonly string[];
+}>;
+
+export type Connection =
+	| Readonly<{ state: "idle" }>
+	| Readonly<{ state: "connecting"; setup: Promise<Live>; abort: AbortController }>
+	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listing?: Promise<ToolIndex> }>
+	| Readonly<{ state: "failed"; error: Error }>;
+
+/** One runtime's state: its options, the entries, the connection records, stderr tails and its shutdown. */
+export type Table = Readonly<{
+	options: RuntimeOptions;
+	entries: Map<string, ServerEntry>;
+	connections: Map<string, Connection>;
+	stderrTails: Map<string, TailBuffer>;
+	shutdown: AbortController;
+}>;
+
+export function connection(t: Table, name: string): Connection {
+	return t.connections.get(name) ?? { state: "idle" };
+}
+/** Values never to show: those expanded from variables, the bearer token, and every credential seen. */
+function secretsOf(t: Table, name: string): readonly string[] {
+	const config = t.entries.get(name)?.config;
+	const bearer = config?.bearerTokenEnv !== undefined ? t.options.env[config.bearerTokenEnv] : undefined;
+	return [...(config?.secretValues ?? []), ...(bearer ? [bearer] : []), ...(t.options.auth?.secrets() ?? [])];
+}
+export function clean(t: Table, name: string, text: string): string {
+	return sanitize(text, secretsOf(t, name));
+}
+
+export function tailOf(t: Table, name: string): TailBuffer {
+	const existing = t.stderrTails.get(name);
+	if (existing) return existing;
+	const created = new TailBuffer(4096);
+	t.stderrTails.set(name, created);
+	return created;
+}
+
+export function knownNames(t: Table): string {
+	const names = [...t.entries.keys()].map(escapeName);
+	return names.length > 0 ? names.join(", ") : "none (add servers to mcp.json)";
+}
+
+/** The usable config of a server, or an error that says why not. */
+export function configOf(t: Table, name: string): ServerConfig {
+	const entry = t.entries.get(name);
+	if (!entry) throw new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames(t)}`, "refused");
+	if (entry.error !== undefined || entry.config === undefined) {
+		throw new SetupFailed(name, entry.error ?? `server "${name}" has no usable configuration`);
+	}
+	if (!entry.enabled) {
+		throw new CallFailed(name, `MCP server "${name}" is disabled in ${entry.source.path}`, "refused");
+	}
+	return entry.config;
+}
+
+export async function stepUp(t: Table, sdk: Sdk, name: string, error: unknown): Promise<unknown> {
+	const config = t.entries.get(name)?.config;
+	if (!t.options.auth || !config || !sdk.InsufficientScopeError.isInstance(error)) return error;
+	return t.options.auth.stepUp(config, error);
+}
+
+export async function credentials(t: Table, config: ServerConfig, signal: AbortSignal): Promise<AuthProvider | undefined> {
+	if (config.auth === undefined || config.transport !== "http") return undefined;
+	if (!t.options.auth) throw new AuthRequired(config.name, `server "${config.name}": authentication is not available here`);
+	// The setup ends with its signal even if a keyring call cannot be cancelled (it runs on a thread).
+	return awaitWith(t.options.auth.prepare(config, signal), signal, () => signal.reason);
+}
+
+/** Credentials are checked before anything connects: a missing one never costs a process or a request. */
+export async function open(t: Table, config: ServerConfig, signal: AbortSignal): Promise<Live> {
+	const name = config.name;
+	const authProvider = await credentials(t, config, signal);
+	const tail = tailOf(t, name);
+	return openServer(config, {
+		clientInfo: t.options.clientInfo,
+		signal,
+		authProvider,
+		tail,
+		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
+		onClose: (live) => {
+			const current = connection(t, name);
+			if (current.state !== "ready" || current.live !== live) return;
+			t.connections.set(name, { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) });
+		},
+	});
+}
+
+export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Live> {
+	const config = configOf(t, name);
+	if (t.shutdown.signal.aborted) return Promise.reject(new CallFailed(name, "the MCP session has ended", "shutdown"));
+	const current = connection(t, name);
+	if (current.state === "ready") return Promise.resolve(current.live);
+	if (current.state === "failed") return Promise.reject(current.error);
+	const cancelled = () => new CallFailed(name, `cancelled while waiting for MCP server "${name}" to start`, "cancelled");
+	if (current.state === "connecting") return awaitWith(current.setup, signal, cancelled);
+
+	const abort = new AbortController();
+	const timer = setTimeout(() => abort.abort(new Error("setup timeout")), config.requestTimeoutMs);
+	timer.unref();
+	const onShutdown = () => abort.abort(new Error("shutdown"));
+	t.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
+	const timedOut = () => (abort.signal.reason as Error | undefined)?.message === "setup timeout";
+	const setup = open(t, config, abort.signal).then(
+		(live) => {
+			const now = connection(t, name);
+			if (now.state === "connecting" && now.setup === setup) {
+				t.connections.set(name, { state: "ready", live });
+				return live;
+			}
+			// Superseded by a reconnect or shutdown while connecting: close what we opened.
+			return closeLive(live).then(() => {
+				throw new CallFailed(name, `the connection to MCP server "${name}" was reset while starting`, "closed");
+			});
+		},
+		async (error: unknown) => {
+			const end = { ended: t.shutdown.signal.aborted, aborted: abort.signal.aborted, timedOut: timedOut() };
+			const failure = await setupError(config, error, end, t.stderrTails.get(name)?.text(), (text) => clean(t, name, text));
+			const now = connection(t, name);
+			// Missing credentials do not latch: once the user signs in, the next call connects.
+			const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
+			if (now.state === "connecting" && now.setup === setup) t.connections.set(name, next);
+			throw failure;
+		},
+	);
+	const settle = () => {
+		clearTimeout(timer);
+		t.shutdown.signal.removeEventListener("abort", onShutdown);
+	};
+	setup.then(settle, settle);
+	t.connections.set(name, { state: "connecting", setup, abort });
+	return awaitWith(setup, signal, cancelled);
+}
+
+/** Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. */
+export function index(t: Table, name: string, live: Live, refresh: boolean, signal?: AbortSignal): Promise<ToolIndex> {
+	const current = connection(t, name);
+	if (current.state !== "ready" || current.live !== live) {
+		return Promise.reject(new CallFailed(name, `the connection to MCP server "${name}" was reset`, "closed"));
+	}
+	if (current.listing) return awaitWith(current.listing, signal, () => cancelledCall(t, name));
+	if (current.index && !refresh) return Promise.resolve(current.index);
+	const timeout = t.entries.get(name)?.config?.requestTimeoutMs;
+	const listing = (
+		live.client.getServerCapabilities()?.tools
+			? live.client.listTools(undefined, { timeout, signal: t.shutdown.signal })
+			: Promise.resolve({ tools: [] as Tool[] })
+	).then(
+		(result) => {
+			const now = connection(t, name);
+			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools);
+			if (now.state === "ready" && now.live === live) t.connections.set(name, { ...now, index: built, listing: undefined });
+			return built;
+		},
+		async (error: unknown) => {
+			const now = connection(t, name);
+			if (now.state === "ready" && now.live === live) t.connections.set(name, { ...now, listing: undefined });
+			throw await callError(t, name, error, undefined);
+		},
+	);
+	t.connections.set(name, { ...current, listing });
+	return awaitWith(listing, signal, () => cancelledCall(t, name));
+}
+
+const cancelledCall = (_t: Table, name: string) =>
+	new CallFailed(name, `the request to MCP server "${name}" was cancelled`, "cancelled");
+
+/** A failed request as `CallFailed` naming the server (a step-up link for `403 insufficient_scope`). */
+export async function callError(
+	t: Table,
+	name: string,
+	thrown: unknown,
+	signal: AbortSignal | undefined,
+	tool?: string,
+	request?: string,
+) {
+	const sdk = await loadSdk();
+	const error = await stepUp(t, sdk, name, thrown);
+	const what = tool
+		? `tool "${escapeName(tool)}" on MCP server "${name}"`
+		: request
+			? `${request} on MCP server "${name}"`
+			: `the request to MCP server "${name}"`;
+	const end = { cancelled: signal?.aborted === true, ended: t.shutdown.signal.aborted };
+	const timeoutMs = t.entries.get(name)?.config?.requestTimeoutMs ?? 0;
+	return requestError(sdk, error, { name, what, timeoutMs, ...end }, (text) => clean(t, name, text));
+}
+
+export async function visibleTool(
+	t: Table,
+	name: string,
+	toolName: string,
+	signal?: AbortSignal,
+): Promise<{ live: Live; tool: Tool }> {
+	const live = await ready(t, name, signal);
+	const first = await index(t, name, live, false, signal);
+	const found = first.byName.get(toolName);
+	if (found) return { live, tool: found };
+	// Not in the index we hold: the server may have added it since; list once more before refusing.
+	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, true, signal);
+	const again = fresh.byName.get(toolName);
+	if (again) return { live, tool: again };
+	const reason = fresh.hidden.get(toolName);
+	if (reason) throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${reason}`, "refused");
+	const names = fresh.tools.map((tool) => escapeName(tool.name));
+	const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
+	throw new CallFailed(
+		name,
+		clean(t, name, `MCP server "${name}" has no tool "${escapeName(toolName)}"; available: ${list || "none"}`),
+		"refused",
+	);
+}
+
+export async function reset(t: Table, name: string): Promise<void> {
+	const current = connection(t, name);
+	t.connections.set(name, { state: "idle" });
+	if (current.state === "connecting") {
+		current.abort.abort(new Error("reset"));
+		await current.setup.catch(() => undefined);
+	}
+	if (current.state === "ready") await closeLive(current.live);
+}
+
+export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
+	const base = {
+		name: entry.name,
+		source: entry.source,
+		transport: entry.config?.transport,
+		description: entry.config?.description ? sanitize(entry.config.description) : undefined,
+		ignoredKeys: entry.ignoredKeys,
+		stderrTail: clean(t, entry.name, t.stderrTails.get(entry.name)?.text() ?? "") || undefined,
+	};
+	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error };
+	if (!entry.enabled) return { ...base, state: "disabled" };
+	const current = connection(t, entry.name);
+	if (current.state === "failed") return { ...base, state: "failed", error: current.error.message };
+	if (current.state !== "ready") return { ...base, state: current.state };
+	return {
+		...base,
+		state: "ready",
+		era: current.live.era,
+		protocolVersion: current.live.protocolVersion,
+		serverName: current.live.serverName ? sanitize(current.live.serverName) : undefined,
+		toolCount: current.index?.tools.length,
+	};
+}
