@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import type { Result, Session } from "./actions.ts";
 import { credentialStates, matchingTools, runAction, toolListing, userStatus } from "./actions.ts";
 import type { Auth } from "./auth.ts";
-import { type ConfigSnapshot, loadConfig, type ServerConfig } from "./config.ts";
+import { type ConfigSnapshot, loadConfig, type ServerConfig, unknownServer } from "./config.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
 import { createOverflowStore, escapeName } from "./output.ts";
@@ -175,9 +175,9 @@ function entryOf(cli: Cli, name: string | undefined, command: string) {
 	if (!name) throw new UsageError(`pi-mcp ${command}: name a server\n\n${HELP[command]}`);
 	const entry = cli.config.servers.find((server) => server.name === name);
 	if (!entry) {
-		const names = cli.config.servers.map((server) => escapeName(server.name)).join(", ") || "none";
+		// The extension's message (it also names config files that could not be read), plus the CLI's hint.
 		const hint = cli.flags.approve ? "" : " (the project file is read only with --approve)";
-		throw new UsageError(`pi-mcp: unknown MCP server "${escapeName(name)}"; configured: ${names}${hint}`);
+		throw new UsageError(`pi-mcp: ${unknownServer(cli.config, name) ?? `unknown MCP server "${escapeName(name)}"`}${hint}`);
 	}
 	if (!entry.config) throw new UsageError(`pi-mcp: ${entry.error ?? `server "${name}" has no usable configuration`}`);
 	return entry;

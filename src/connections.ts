@@ -98,10 +98,15 @@ export function knownNames(t: Table): string {
 	return names.length > 0 ? names.join(", ") : "none (add servers to mcp.json)";
 }
 
+/** The error for a server name the table does not hold. */
+export function unknownServer(t: Table, name: string): CallFailed {
+	return new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames(t)}`, "refused");
+}
+
 /** The usable config of a server, or an error that says why not. */
 export function configOf(t: Table, name: string): ServerConfig {
 	const entry = t.entries.get(name);
-	if (!entry) throw new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames(t)}`, "refused");
+	if (!entry) throw unknownServer(t, name);
 	if (entry.error !== undefined || entry.config === undefined) {
 		throw new SetupFailed(name, entry.error ?? `server "${name}" has no usable configuration`);
 	}

@@ -5,7 +5,7 @@
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { ConfigSnapshot } from "./config.ts";
 import { type PiBlock, presentListing } from "./content.ts";
-import { type OverflowStore, stripTerminal } from "./output.ts";
+import { type OverflowStore, oneLine } from "./output.ts";
 import type { McpDetails } from "./render.ts";
 import type { Runtime } from "./runtime.ts";
 import { MAX_LIMIT, type Params } from "./tool.ts";
@@ -18,9 +18,7 @@ const DESCRIPTION_CHARS = 120;
 
 /** Text on one line, escapes stripped, cut at a word boundary near `max` characters with `…`. */
 export function shortText(text: string | undefined, max = DESCRIPTION_CHARS): string {
-	const line = stripTerminal(text ?? "")
-		.replace(/\s+/g, " ")
-		.trim();
+	const line = oneLine(text, Number.POSITIVE_INFINITY);
 	if (line.length <= max) return line;
 	const head = line.slice(0, max - 1);
 	const space = head.lastIndexOf(" ");

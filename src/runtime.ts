@@ -11,7 +11,6 @@ import type { TailBuffer } from "./bounded.ts";
 import type { ServerEntry } from "./config.ts";
 import { closeLive } from "./connect.ts";
 import { CallFailed } from "./errors.ts";
-import { escapeName } from "./output.ts";
 import { sanitize } from "./redact.ts";
 
 export type { ClientInfo } from "./connect.ts";
@@ -22,13 +21,13 @@ import {
 	configOf,
 	connection,
 	index,
-	knownNames,
 	type RuntimeOptions,
 	ready,
 	reset,
 	type ServerStatus,
 	statusOf,
 	type Table,
+	unknownServer,
 	visibleTool,
 } from "./connections.ts";
 
@@ -152,7 +151,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			const current = connection(t, name);
 			if (current.state === "ready") await index(t, name, current.live, true, signal).catch(() => undefined);
 			const entry = t.entries.get(name);
-			if (!entry) throw new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${knownNames(t)}`, "refused");
+			if (!entry) throw unknownServer(t, name);
 			return statusOf(t, entry);
 		},
 
