@@ -1,14 +1,14 @@
 import type { Tool } from "@modelcontextprotocol/client";
-import { type ConfigSnapshot, fileProblems, unknownServer } from "./config.ts";
+import { fileProblems, unknownServer } from "./config.ts";
 import { isAppResource, present, presentListing, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
-import { blocksResult, listingResult, page, type Result, type Session, shortText, toolEntry } from "./listing.ts";
-import { escapeName, oneLine, stripTerminal } from "./output.ts";
+import type { Progress, Runtime, ServerStatus, Session } from "./contracts.ts";
+import { blocksResult, listingResult, page, type Result, shortText, toolEntry } from "./listing.ts";
 import type { McpDetails } from "./render.ts";
-import type { Progress, Runtime, ServerStatus } from "./runtime.ts";
-import { isObject, type ServerConfig } from "./schema.ts";
+import { type ConfigSnapshot, isObject, type ServerConfig } from "./schema.ts";
+import { escapeName, oneLine, stripTerminal } from "./text.ts";
 import { ACTIONS, MAX_LIMIT, type Params } from "./tool.ts";
 
-export type { Result, Session } from "./listing.ts";
+export type { Result } from "./listing.ts";
 export { shortText, toolEntry };
 
 export function statusLine(status: ServerStatus): string {

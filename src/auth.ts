@@ -28,13 +28,13 @@ import {
 	rotated,
 	usable,
 } from "./authstate.ts";
-import { AuthRequired, SetupFailed } from "./errors.ts";
+import type { Auth } from "./contracts.ts";
+import { type AuthorizationRequired, AuthRequired, SetupFailed } from "./errors.ts";
 import type { LoginService, PasteOutcome } from "./login.ts";
 import { createRefresh, type Refresh } from "./refresh.ts";
 import type { HttpServerConfig, ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
 import {
-	type AuthorizationRequired,
 	type Challenge,
 	challenge,
 	createSignIn,
@@ -45,8 +45,6 @@ import {
 	translate,
 } from "./signin.ts";
 import { KeyringUnavailable, readRecord, recordAccount, type SecretStore } from "./store.ts";
-
-export { AuthorizationRequired } from "./signin.ts";
 
 export type AuthOptions = Readonly<{
 	/** Read at connect time for `bearerTokenEnv` and `oauth.clientSecretEnv`. */
@@ -70,31 +68,6 @@ export type AuthOptions = Readonly<{
 	/** How long a refresh waits for another process's refresh lock; defaults to 30 000 ms. */
 	lockTimeoutMs?: number;
 }>;
-
-export interface Auth {
-	/**
-	 * Called right before connecting. `undefined` for servers without auth; otherwise the narrow
-	 * provider for the transport. Throws `AuthRequired` (`AuthorizationRequired` with a link for
-	 * OAuth sign-in), `KeyringUnavailable`, or `SetupFailed` (configuration or server problems).
-	 * `signal` (the setup's: timeout, reconnect, shutdown) bounds every request and keyring call;
-	 * without one they get the server's request timeout.
-	 */
-	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
-	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
-	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<AuthRequired>;
-	/** `/mcp login <server>`: a fresh link, also when signed in (re-authentication). */
-	login(config: ServerConfig): Promise<AuthorizationRequired>;
-	/** `/mcp login <server> <redirected-url>`: see `LoginService.completeFromUrl`. */
-	complete(config: ServerConfig, redirectedUrl: string): Promise<PasteOutcome>;
-	/** `/mcp logout <server>`: deletes the record and forgets session tokens; true if a record existed. */
-	logout(config: ServerConfig): Promise<boolean>;
-	/** One line for `/mcp status`, read locally (no network). */
-	credentialState(config: ServerConfig): Promise<string>;
-	/** Every secret value seen this session, for other sanitisers. */
-	secrets(): readonly string[];
-	/** Cancels pending sign-ins and forgets session tokens (the login service is disposed by its owner). */
-	dispose(): void;
-}
 
 /** What the grants share: the account table and the two flows of the authorization-code grant. */
 type Parts = Readonly<{ ctx: AuthContext; runAuth: SignIn["runAuth"]; refresh: Refresh["refresh"] }>;

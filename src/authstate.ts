@@ -8,12 +8,10 @@ import type { AuthProvider } from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
-import { sanitize } from "./redact.ts";
 import type { ServerConfig } from "./schema.ts";
-import type { Sdk } from "./sdk.ts";
+import type { Sdk } from "./sdk.lazy.ts";
 import { type CredentialRecord, KeyringUnavailable, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
-
-export type { Sdk } from "./sdk.ts";
+import { sanitize } from "./text.ts";
 
 export type Reason = "sign-in" | "expired" | "step-up" | "login";
 

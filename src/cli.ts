@@ -9,15 +9,15 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import type { Result, Session } from "./actions.ts";
-import { credentialStates, matchingTools, runAction, toolListing, userStatus } from "./actions.ts";
-import type { Auth } from "./auth.ts";
-import { type ConfigSnapshot, loadConfig, type ServerConfig, unknownServer } from "./config.ts";
+import { credentialStates, matchingTools, type Result, runAction, toolListing, userStatus } from "./actions.ts";
+import { loadConfig, unknownServer } from "./config.ts";
+import type { Auth, Runtime, Session } from "./contracts.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
-import { createOverflowStore, escapeName } from "./output.ts";
-import { sanitize } from "./redact.ts";
-import { createRuntime, type Runtime } from "./runtime.ts";
+import { createOverflowStore } from "./output.ts";
+import { createRuntime } from "./runtime.ts";
+import type { ConfigSnapshot, ServerConfig } from "./schema.ts";
+import { escapeName, sanitize } from "./text.ts";
 import type { Params } from "./tool.ts";
 
 /** Exit codes: scripts branch on these. */

@@ -4,12 +4,12 @@
  * registration in `index.ts` only parses completions); output goes through `report`.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { credentialStates, type Session, statusLine, userStatus, userToolList } from "./actions.ts";
-import type { Auth } from "./auth.ts";
+import { credentialStates, statusLine, userStatus, userToolList } from "./actions.ts";
 import { unknownServer } from "./config.ts";
+import type { Auth, Session } from "./contracts.ts";
 import { errorText } from "./errors.ts";
-import { escapeName } from "./output.ts";
 import type { ServerConfig } from "./schema.ts";
+import { escapeName } from "./text.ts";
 import { SUBCOMMANDS } from "./tool.ts";
 
 /** What the command works on: the session's parts and its credentials. */

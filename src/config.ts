@@ -20,33 +20,22 @@ import {
 	refuseShell,
 	resolveOAuth,
 } from "./config-check.ts";
-import { escapeName } from "./output.ts";
-import { isObject, parseEntry, type RawServer, SERVER_NAME, type ServerConfig, type ServerSource } from "./schema.ts";
+import {
+	type ConfigSnapshot,
+	type FileReport,
+	isObject,
+	parseEntry,
+	type RawServer,
+	SERVER_NAME,
+	type ServerConfig,
+	type ServerEntry,
+	type ServerSource,
+} from "./schema.ts";
+import { escapeName } from "./text.ts";
 
 export const MAX_SERVERS = 64;
 export const MAX_FILE_BYTES = 1024 * 1024;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
-
-export type { ServerConfig, ServerSource, SourceKind } from "./schema.ts";
-
-/** One named entry: usable (`config`) or not (`error`, which names the file, server and field). */
-export type ServerEntry = Readonly<{
-	name: string;
-	source: ServerSource;
-	enabled: boolean;
-	config?: ServerConfig;
-	error?: string;
-	ignoredKeys: readonly string[];
-}>;
-
-export type FileReport = Readonly<{
-	scope: "user" | "project";
-	path: string;
-	state: "loaded" | "missing" | "untrusted" | "error";
-	error?: string;
-}>;
-
-export type ConfigSnapshot = Readonly<{ servers: readonly ServerEntry[]; files: readonly FileReport[] }>;
 
 export type ExtensionServer = Readonly<{ name: string; config: unknown; extensionPath: string }>;
 

@@ -7,26 +7,10 @@
 import { randomUUID } from "node:crypto";
 import type { AuthProvider, Client } from "@modelcontextprotocol/client";
 import type { TailBuffer } from "./bounded.ts";
+import type { ClientInfo, Live } from "./contracts.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
-
-export type ClientInfo = Readonly<{ name: string; version: string }>;
-
-/** An open connection. */
-export type Live = Readonly<{
-	client: Client;
-	/** Process group of a stdio server (setsid makes the child its leader). */
-	pgid?: number;
-	/** Value of `OWNER_ENV` given to a stdio server's processes. */
-	owner?: string;
-	era: string;
-	protocolVersion: string;
-	serverName?: string;
-	instructions?: string;
-	/** Set when we close on purpose, so `onclose` does not latch a failure. */
-	closing: { value: boolean };
-}>;
 
 export type OpenOptions = Readonly<{
 	clientInfo: ClientInfo;

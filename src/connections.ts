@@ -6,56 +6,15 @@
 import type { AuthProvider, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
 import { TailBuffer } from "./bounded.ts";
-import type { ServerEntry } from "./config.ts";
-import { type ClientInfo, closeLive, type Live, openServer } from "./connect.ts";
+import { closeLive, openServer } from "./connect.ts";
+import type { ClientInfo, Live, RuntimeOptions, ServerStatus } from "./contracts.ts";
 import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
-import { escapeName } from "./output.ts";
-import { sanitize } from "./redact.ts";
-import type { ServerConfig, ServerSource } from "./schema.ts";
-import { loadSdk, type Sdk } from "./sdk.ts";
+import type { ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
+import type { Sdk } from "./sdk.lazy.ts";
+import { loadSdk } from "./sdk.ts";
+import { escapeName, sanitize } from "./text.ts";
 import { nextIndex, type ToolIndex } from "./toolindex.ts";
-
-/**
- * What the runtime needs from credentials (`auth.ts` provides it; declared here so that the
- * runtime does not depend on the auth modules).
- */
-export interface Credentials {
-	/**
-	 * The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed.
-	 * `signal` is the setup's (timeout, reconnect, shutdown): requests and keyring calls stop with it.
-	 */
-	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
-	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
-	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
-	/** Every secret value seen this session, for the sanitiser. */
-	secrets(): readonly string[];
-}
-
-export type RuntimeOptions = Readonly<{
-	servers: readonly ServerEntry[];
-	env: Readonly<Record<string, string | undefined>>;
-	clientInfo: ClientInfo;
-	/** Credentials for servers with `auth`; without it such servers fail with `AuthRequired`. */
-	auth?: Credentials;
-}>;
-
-export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
-
-export type ServerStatus = Readonly<{
-	name: string;
-	source: ServerSource;
-	state: ConnectionState;
-	transport?: "stdio" | "http";
-	description?: string;
-	error?: string;
-	era?: string;
-	protocolVersion?: string;
-	serverName?: string;
-	toolCount?: number;
-	stderrTail?: string;
-	ignoredKeys: readonly string[];
-}>;
 
 export type Connection =
 	| Readonly<{ state: "idle" }>

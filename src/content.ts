@@ -4,30 +4,21 @@
  * session's overflow files and is named in the text.
  */
 import type { CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
-import { cutHead } from "./bounded.ts";
 import {
+	cutHead,
 	formatBytes,
 	INLINE_IMAGE_TYPES,
 	INLINE_MAX_BYTES,
 	INLINE_MAX_LINES,
 	MAX_IMAGE_BASE64,
 	MAX_INLINE_IMAGES,
+	type OutputInfo,
 	type OverflowStore,
-	oneLine,
 	type Saved,
-	stripTerminal,
 } from "./output.ts";
+import { oneLine, stripTerminal } from "./text.ts";
 
 export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type: "image"; data: string; mimeType: string }>;
-
-/** What the renderer needs to know about a result. */
-export type OutputInfo = Readonly<{
-	textBytes: number;
-	images: number;
-	truncated?: Readonly<{ shownBytes: number; totalBytes: number; shownLines: number; totalLines: number }>;
-	overflowPath?: string;
-	saved: readonly string[];
-}>;
 
 export type Presented = Readonly<{ content: PiBlock[]; text: string; info: OutputInfo }>;
 

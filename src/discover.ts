@@ -5,9 +5,10 @@
  * so a page of 50 tools shows 50 lines and its paging line.
  */
 import type { Tool } from "@modelcontextprotocol/client";
-import { listingResult, page, type Result, type Session, shortText, toolEntry } from "./listing.ts";
-import { escapeName } from "./output.ts";
+import type { Session } from "./contracts.ts";
+import { listingResult, page, type Result, shortText, toolEntry } from "./listing.ts";
 import { indexOf, search } from "./search.ts";
+import { escapeName } from "./text.ts";
 import type { Params } from "./tool.ts";
 
 /** Results of a search shown when `limit` is not given (a listing shows 50). */

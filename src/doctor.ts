@@ -3,9 +3,10 @@
  * only by OAuth sign-in), each configuration file, and one connection to every enabled server
  * (bounded by its own timeout), with era, protocol, tool count and credential state.
  */
-import type { ConfigSnapshot } from "./config.ts";
-import { sanitize } from "./redact.ts";
-import type { Runtime, ServerStatus } from "./runtime.ts";
+
+import type { Runtime, ServerStatus } from "./contracts.ts";
+import type { ConfigSnapshot } from "./schema.ts";
+import { sanitize } from "./text.ts";
 
 /** The part of the CLI's context the doctor reads (declared here, so it never imports the entry module). */
 type DoctorContext = Readonly<{

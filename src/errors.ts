@@ -38,3 +38,12 @@ export class CallFailed extends Error {
 export function errorText(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);
 }
+
+/** Sign-in is needed: `url` is the one authorization link, also contained in the message. */
+export class AuthorizationRequired extends AuthRequired {
+	readonly url: string;
+	constructor(server: string, message: string, url: string) {
+		super(server, message);
+		this.url = url;
+	}
+}

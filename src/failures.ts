@@ -5,7 +5,8 @@
  */
 import { AuthRequired, CallFailed, errorText, SetupFailed } from "./errors.ts";
 import type { ServerConfig } from "./schema.ts";
-import { loadSdk, type Sdk } from "./sdk.ts";
+import type { Sdk } from "./sdk.lazy.ts";
+import { loadSdk } from "./sdk.ts";
 
 /** Why a setup ended, for `setupError`. */
 export type SetupEnd = Readonly<{ ended: boolean; aborted: boolean; timedOut: boolean }>;

@@ -5,14 +5,14 @@
  */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
-import type { Session } from "./actions.ts";
 import { once } from "./async.ts";
-import type { Auth } from "./auth.ts";
-import { type ConfigSnapshot, type ExtensionServer, loadConfig } from "./config.ts";
-import { createOverflowStore, escapeName, type OverflowStore } from "./output.ts";
+import { type ExtensionServer, loadConfig } from "./config.ts";
+import type { Auth, Runtime, Session } from "./contracts.ts";
+import { createOverflowStore, type OverflowStore } from "./output.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
-import type { Runtime } from "./runtime.ts";
+import type { ConfigSnapshot } from "./schema.ts";
 import type { SecretStore } from "./store.ts";
+import { escapeName } from "./text.ts";
 import { DESCRIPTION, PROMPT_SNIPPET, parameters, SUBCOMMANDS, streamedServer } from "./tool.ts";
 
 export const VERSION = "0.1.0";

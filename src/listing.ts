@@ -3,14 +3,14 @@
  * texts, paging, and results built from presented blocks. Imported by `actions.ts` and `discover.ts`.
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
-import type { ConfigSnapshot } from "./config.ts";
 import { type PiBlock, presentListing } from "./content.ts";
-import { type OverflowStore, oneLine } from "./output.ts";
+import type { Runtime, Session } from "./contracts.ts";
+import type { OverflowStore } from "./output.ts";
 import type { McpDetails } from "./render.ts";
-import type { Runtime } from "./runtime.ts";
+import type { ConfigSnapshot } from "./schema.ts";
+import { oneLine } from "./text.ts";
 import { MAX_LIMIT, type Params } from "./tool.ts";
 
-export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
 export type Result = AgentToolResult<McpDetails>;
 
 const DEFAULT_LIMIT = 50;

@@ -7,11 +7,10 @@
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type SelectItem, truncateToWidth } from "@earendil-works/pi-tui";
 import { credentialStates } from "./actions.ts";
-import type { ServerConfig } from "./config.ts";
-import { escapeName, oneLine } from "./output.ts";
-import { sanitize } from "./redact.ts";
-import type { ServerStatus } from "./runtime.ts";
+import type { ServerStatus } from "./contracts.ts";
+import type { ServerConfig } from "./schema.ts";
 import { list, type ManagerSession, type Screen, textScreen, toolsScreen, type Ui } from "./screens.ts";
+import { escapeName, oneLine, sanitize } from "./text.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
 const TICK_MS = 250;

@@ -1,160 +1,12 @@
 /**
- * What a server returns is made safe to show here: terminal escapes stripped, names escaped, the
- * inline limits, and the private overflow files that hold what does not fit inline (redaction is in
- * redact.ts, the head and tail cuts in bounded.ts).
+ * Where output ends: Pi's inline limits, and the private overflow files (one 0700 directory per
+ * session, 0600 files, a session cap) that hold what does not fit inline. What makes text safe to
+ * show is in text.ts; the head cut in content.ts.
  */
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-const NEEDS_STRIPPING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-
-const ESC = 0x1b;
-const BEL = 0x07;
-const LF = 0x0a;
-const ST = 0x9c;
-const BACKSLASH = 0x5c;
-/** Second byte of a 7-bit OSC, DCS, SOS, PM or APC opener: `]`, `P`, `X`, `^`, `_`. */
-const STRING_7 = new Set([0x5d, 0x50, 0x58, 0x5e, 0x5f]);
-/** The 8-bit DCS, SOS, OSC, PM and APC openers. */
-const STRING_8 = new Set([0x90, 0x98, 0x9d, 0x9e, 0x9f]);
-
-const within = (code: number, low: number, high: number) => code >= low && code <= high;
-
-/** After a CSI opener: parameters, intermediates, and the final byte when there is one. */
-function csiEnd(text: string, from: number): number {
-	const at = { i: from };
-	while (within(text.charCodeAt(at.i), 0x30, 0x3f)) at.i += 1;
-	while (within(text.charCodeAt(at.i), 0x20, 0x2f)) at.i += 1;
-	return within(text.charCodeAt(at.i), 0x40, 0x7e) ? at.i + 1 : at.i;
-}
-
-/** After a lone ESC: intermediates and the final byte when there is one (charset selection, RIS...). */
-function escEnd(text: string, from: number): number {
-	const at = { i: from };
-	while (within(text.charCodeAt(at.i), 0x20, 0x2f)) at.i += 1;
-	return within(text.charCodeAt(at.i), 0x30, 0x7e) ? at.i + 1 : at.i;
-}
-
-/**
- * The body of a string sequence from `from`: `end` when it ends (after BEL, ST or ESC \, or, for a
- * 7-bit opener only, at the line end or the end of the text, where it is unterminated: the line end
- * stays), else `stop`, where another ESC or a C1 byte cut it short. A doubled ESC (tmux passthrough)
- * belongs to a 7-bit body. No body crosses a line end, so an unterminated sequence costs at most the
- * rest of its line.
- */
-function stringBody(text: string, from: number, sevenBit: boolean): Readonly<{ end: number } | { stop: number }> {
-	const at = { i: from };
-	for (;;) {
-		if (at.i >= text.length) return sevenBit ? { end: text.length } : { stop: at.i };
-		const code = text.charCodeAt(at.i);
-		if (code === LF) return sevenBit ? { end: at.i } : { stop: at.i };
-		if (code === BEL || code === ST) return { end: at.i + 1 };
-		if (code === ESC) {
-			const next = text.charCodeAt(at.i + 1);
-			if (next === BACKSLASH) return { end: at.i + 2 };
-			if (!sevenBit || next !== ESC) return { stop: at.i };
-			at.i += 2;
-		} else if (within(code, 0x80, 0x9f)) {
-			return { stop: at.i };
-		} else {
-			at.i += 1;
-		}
-	}
-}
-
-/**
- * End of the control sequence at `start`. `scan.plain` is where the last 7-bit string that was cut
- * short stopped: an opener inside that body would be cut at the same place (it starts aligned with
- * the body's ESC pairs), so it is removed as a two-byte escape without scanning the body again. That
- * keeps the whole scan linear, however many openers a line holds.
- */
-function sequenceEnd(text: string, start: number, scan: { plain: number }): number {
-	const code = text.charCodeAt(start);
-	if (code === 0x9b) return csiEnd(text, start + 1);
-	if (STRING_8.has(code)) {
-		// An 8-bit opener is more often mis-decoded text: removed with its body only when terminated.
-		const body = stringBody(text, start + 1, false);
-		return "end" in body ? body.end : start + 1;
-	}
-	if (code !== ESC) return start + 1;
-	const next = text.charCodeAt(start + 1);
-	if (next === 0x5b) return csiEnd(text, start + 2);
-	if (STRING_7.has(next) && start >= scan.plain) {
-		const body = stringBody(text, start + 2, true);
-		if ("end" in body) return body.end;
-		// Cut short by another escape: only the opener goes; the body stays as inert text.
-		scan.plain = body.stop;
-		return start + 2;
-	}
-	return escEnd(text, start + 1);
-}
-
-/**
- * Removes every terminal control sequence; keeps `\n` and `\t`. `\r\n` becomes `\n`. Hand-written
- * because no well-kept library strips the whole set (OSC/DCS/APC/PM/SOS strings, 8-bit C1 forms,
- * lone ESC) rather than only SGR colours, and a backtracking regex is quadratic on openers that never
- * close. One pass: each character is looked at a bounded number of times.
- */
-export function stripTerminal(text: string): string {
-	// The test is one linear scan without allocation: clean text (the usual case, and a 50 MiB
-	// result) is returned as is instead of being copied.
-	if (!NEEDS_STRIPPING.test(text)) return text;
-	// No separate `\r\n` pass: a CR is a control removed on its own (also inside a string body, which
-	// the line end after it closes all the same).
-	// Kept text in runs joined every few thousand pieces: a result full of colour codes would otherwise
-	// hold millions of small slices at once.
-	const runs: string[] = [];
-	const pieces: string[] = [];
-	const scan = { from: 0, plain: 0 };
-	const finder = new RegExp(CONTROL);
-	for (;;) {
-		finder.lastIndex = scan.from;
-		const found = finder.exec(text);
-		if (!found) break;
-		if (found.index > scan.from) pieces.push(text.slice(scan.from, found.index));
-		if (pieces.length >= 4096) runs.push(pieces.splice(0).join(""));
-		scan.from = sequenceEnd(text, found.index, scan);
-	}
-	pieces.push(text.slice(scan.from));
-	runs.push(pieces.join(""));
-	return runs.join("");
-}
-
-/** `text` on one line: escapes stripped, whitespace collapsed, cut at `max` characters with an ellipsis. */
-export function oneLine(text: string | undefined, max = 120): string {
-	const line = stripTerminal(text ?? "")
-		.replace(/\s+/g, " ")
-		.trim();
-	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
-}
-
-/**
- * Characters a name never shows raw: controls, line and paragraph separators, format characters
- * (bidi embeddings, overrides and isolates, zero-width), the other default-ignorables (tag
- * characters U+E0000–U+E007F, variation selectors) and lone surrogates. They could forge listing
- * lines, rewrite the terminal or hide text from the user while the model reads it.
- */
-const HIDDEN_IN_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
-const SHORT_ESCAPES: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-
-/**
- * A name (server, tool, prompt, argument, resource) as the model and the user see it: every
- * character of `HIDDEN_IN_NAME` written as a JavaScript escape (`\n`, `\u001b`, `\u{e0041}`), the
- * rest unchanged. Clean names (the usual case) are returned as they are.
- */
-export function escapeName(name: string): string {
-	return name.replace(HIDDEN_IN_NAME, (char) => {
-		const short = SHORT_ESCAPES[char];
-		if (short) return short;
-		const code = char.codePointAt(0) ?? 0;
-		return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
-	});
-}
 
 const SLICE = 1024 * 1024;
 
@@ -190,6 +42,110 @@ export function formatBytes(bytes: number): string {
 	if (bytes < 1024) return `${bytes} B`;
 	if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
 	return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** What the renderer needs to know about a result. */
+export type OutputInfo = Readonly<{
+	textBytes: number;
+	images: number;
+	truncated?: Readonly<{ shownBytes: number; totalBytes: number; shownLines: number; totalLines: number }>;
+	overflowPath?: string;
+	saved: readonly string[];
+}>;
+
+// ---------------------------------------------------------------------------------------------
+// The head within the limits
+
+export type Cut = Readonly<{
+	text: string;
+	truncated: boolean;
+	shownBytes: number;
+	shownLines: number;
+	totalBytes: number;
+	totalLines: number;
+}>;
+
+function countLines(text: string): number {
+	if (text.length === 0) return 0;
+	return countNewlines(text) + (text.endsWith("\n") ? 0 : 1);
+}
+
+/** The first `maxBytes` bytes of `text`, never splitting a UTF-8 character or a surrogate pair. */
+function headBytes(text: string, maxBytes: number): string {
+	// A slice of maxBytes UTF-16 units holds at least maxBytes bytes, so it contains the answer.
+	const slice = text.slice(0, maxBytes);
+	const buf = Buffer.from(slice, "utf8");
+	if (buf.length <= maxBytes) return slice;
+	const end = Array.from({ length: 4 }).reduce<number>(
+		(cut) => (cut > 0 && ((buf[cut] ?? 0) & 0xc0) === 0x80 ? cut - 1 : cut),
+		maxBytes,
+	);
+	return buf.subarray(0, end).toString("utf8");
+}
+
+/**
+ * Keeps the head of the joined pieces within the byte and line limits. Linear in what it keeps:
+ * each piece is sliced, never the whole result copied. Prefers cutting at a line end.
+ */
+export function cutHead(pieces: readonly string[], maxBytes = INLINE_MAX_BYTES, maxLines = INLINE_MAX_LINES): Cut {
+	const totalBytes = pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
+	const totalLines = pieceLines(pieces);
+	if (totalBytes <= maxBytes && totalLines <= maxLines) {
+		return { text: pieces.join(""), truncated: false, shownBytes: totalBytes, shownLines: totalLines, totalBytes, totalLines };
+	}
+	const kept: string[] = [];
+	const budget = { bytes: maxBytes, lines: maxLines };
+	for (const piece of pieces) {
+		if (budget.bytes <= 0 || budget.lines <= 0) break;
+		const lineEnd = nthNewline(piece, budget.lines);
+		const byLines = lineEnd === -1 ? piece : piece.slice(0, lineEnd + 1);
+		const head = headBytes(byLines, budget.bytes);
+		kept.push(head);
+		budget.bytes -= Buffer.byteLength(head);
+		budget.lines -= countNewlines(head);
+		if (head.length < piece.length) break;
+	}
+	const joined = kept.join("");
+	const lastNewline = joined.lastIndexOf("\n");
+	const text = lastNewline > 0 && !joined.endsWith("\n") ? joined.slice(0, lastNewline + 1) : joined;
+	return {
+		text,
+		truncated: true,
+		shownBytes: Buffer.byteLength(text),
+		shownLines: countLines(text),
+		totalBytes,
+		totalLines,
+	};
+}
+
+/** Counts newlines without allocating (a `match` would build one array slot per line). */
+function countNewlines(text: string): number {
+	const state = { count: 0, at: text.indexOf("\n") };
+	while (state.at !== -1) {
+		state.count += 1;
+		state.at = text.indexOf("\n", state.at + 1);
+	}
+	return state.count;
+}
+
+/** Lines of the concatenation of pieces, without building it. */
+function pieceLines(pieces: readonly string[]): number {
+	const newlines = pieces.reduce((sum, piece) => sum + countNewlines(piece), 0);
+	const last = [...pieces].reverse().find((piece) => piece.length > 0);
+	if (last === undefined) return 0;
+	return newlines + (last.endsWith("\n") ? 0 : 1);
+}
+
+/** Index of the n-th newline (1-based), or -1. */
+function nthNewline(text: string, n: number): number {
+	const found = { index: -1, seen: 0 };
+	while (found.seen < n) {
+		const next = text.indexOf("\n", found.index + 1);
+		if (next === -1) return -1;
+		found.index = next;
+		found.seen += 1;
+	}
+	return found.index;
 }
 
 // ---------------------------------------------------------------------------------------------

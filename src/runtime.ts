@@ -8,77 +8,24 @@
 import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
 import { settledWithin } from "./async.ts";
 import type { TailBuffer } from "./bounded.ts";
-import type { ServerEntry } from "./config.ts";
 import { closeLive } from "./connect.ts";
-import { CallFailed } from "./errors.ts";
-import { sanitize } from "./redact.ts";
-
-export type { ClientInfo } from "./connect.ts";
-
 import {
 	type Connection,
 	callError,
 	configOf,
 	connection,
 	index,
-	type RuntimeOptions,
 	ready,
 	reset,
-	type ServerStatus,
 	statusOf,
 	type Table,
 	unknownServer,
 	visibleTool,
 } from "./connections.ts";
-
-export type { ConnectionState, Credentials, RuntimeOptions, ServerStatus } from "./connections.ts";
-
-export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
-
-export type CallOptions = Readonly<{ signal?: AbortSignal; onProgress?: (progress: Progress) => void }>;
-
-/** A server capability a request needs; checked before sending so a missing one gets a clear message. */
-export type Capability = "resources" | "prompts" | "completions";
-
-/** Options the SDK request methods take: the caller's cancel and the timeout (shutdown closes the client). */
-export type RequestOptions = Readonly<{ signal?: AbortSignal; timeout: number }>;
-
-export interface Runtime {
-	/** State of every configured server; never connects. */
-	status(): readonly ServerStatus[];
-	/** Names of all entries, for completions. */
-	names(): readonly string[];
-	/** Connects if needed and lists the model-visible tools (coalesced per server). */
-	tools(server: string, signal?: AbortSignal): Promise<readonly Tool[]>;
-	/** The definition of one model-visible tool. */
-	tool(server: string, name: string, signal?: AbortSignal): Promise<Tool>;
-	call(server: string, tool: string, args: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
-	/**
-	 * Runs one SDK request on a server's client (connecting if needed), after checking the
-	 * capability; errors become `CallFailed` with the server named. `what` describes the request.
-	 */
-	request<T>(
-		server: string,
-		what: string,
-		capability: Capability,
-		run: (client: Client, options: RequestOptions) => Promise<T>,
-		signal?: AbortSignal,
-	): Promise<T>;
-	/** Closes the client and resets the server to idle (and clears a latched failure). */
-	reset(server: string): Promise<void>;
-	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */
-	connect(server: string, signal?: AbortSignal): Promise<ServerStatus>;
-	/**
-	 * Starts the shared setup of an idle, enabled server without waiting for it (the model is still
-	 * writing the call that will join it), and with `tools` also the tool listing that call needs. A
-	 * failure latches exactly as a call's would, and the call reports it. Anything else: nothing.
-	 */
-	start(server: string, options?: Readonly<{ tools?: boolean }>): void;
-	/** Replaces the entries; connections whose entry changed or vanished are closed. */
-	update(servers: readonly ServerEntry[]): Promise<void>;
-	/** Aborts everything, closes every client and kills every process group. Idempotent. */
-	dispose(): Promise<void>;
-}
+import type { Runtime, RuntimeOptions, ServerStatus } from "./contracts.ts";
+import { CallFailed } from "./errors.ts";
+import type { ServerEntry } from "./schema.ts";
+import { sanitize } from "./text.ts";
 
 /** How long `dispose` waits for an aborted setup to wind down. */
 const SHUTDOWN_SETUP_WAIT_MS = 2000;

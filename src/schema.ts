@@ -76,6 +76,25 @@ export type ServerConfig = RawServer &
 /** A server that talks Streamable HTTP (the only kind with credentials). */
 export type HttpServerConfig = Extract<ServerConfig, { transport: "http" }>;
 
+/** One named entry: usable (`config`) or not (`error`, which names the file, server and field). */
+export type ServerEntry = Readonly<{
+	name: string;
+	source: ServerSource;
+	enabled: boolean;
+	config?: ServerConfig;
+	error?: string;
+	ignoredKeys: readonly string[];
+}>;
+
+export type FileReport = Readonly<{
+	scope: "user" | "project";
+	path: string;
+	state: "loaded" | "missing" | "untrusted" | "error";
+	error?: string;
+}>;
+
+export type ConfigSnapshot = Readonly<{ servers: readonly ServerEntry[]; files: readonly FileReport[] }>;
+
 /** A project entry that only switches a user entry on or off. */
 export type RawOverride = Readonly<{ enabled: boolean; ignoredKeys: readonly string[] }>;
 

@@ -12,10 +12,9 @@ import {
 	type TUI,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { matchingTools, type Session } from "./actions.ts";
-import type { Auth } from "./auth.ts";
-import { escapeName, oneLine, stripTerminal } from "./output.ts";
-import { sanitize } from "./redact.ts";
+import { matchingTools } from "./actions.ts";
+import type { Auth, Session } from "./contracts.ts";
+import { escapeName, oneLine, sanitize, stripTerminal } from "./text.ts";
 
 export type ManagerSession = Session & Readonly<{ auth: Auth }>;
 

@@ -21,3 +21,6 @@ export {
 	StreamableHTTPClientTransport,
 } from "@modelcontextprotocol/client";
 export { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+
+/** The SDK as `loadSdk()` gives it; modules that only need its types import this type from here. */
+export type Sdk = typeof import("./sdk.lazy.ts");

@@ -4,9 +4,8 @@
  * with `console.*`, which would draw over Pi's TUI).
  */
 import { once } from "./async.ts";
-import { sanitize } from "./redact.ts";
-
-export type Sdk = typeof import("./sdk.lazy.ts");
+import type { Sdk } from "./sdk.lazy.ts";
+import { sanitize } from "./text.ts";
 
 /** SDK notices diverted from the console (newest last, at most 20). */
 export const sdkNotices: string[] = [];

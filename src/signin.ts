@@ -6,30 +6,13 @@
  * Nothing here opens a browser.
  */
 import { randomBytes } from "node:crypto";
-import {
-	type AuthContext,
-	deadline,
-	type Flow,
-	fetchWith,
-	minutes,
-	missingVariable,
-	type Reason,
-	type Sdk,
-} from "./authstate.ts";
-import { AuthRequired, errorText, SetupFailed } from "./errors.ts";
+import { type AuthContext, deadline, type Flow, fetchWith, minutes, missingVariable, type Reason } from "./authstate.ts";
+import { AuthorizationRequired, AuthRequired, errorText, SetupFailed } from "./errors.ts";
 import { hostProvider, type Work } from "./hostprovider.ts";
 import { FLOW_TTL_MS } from "./login.ts";
 import type { HttpServerConfig } from "./schema.ts";
+import type { Sdk } from "./sdk.lazy.ts";
 import { KeyringUnavailable } from "./store.ts";
-
-/** Sign-in is needed: `url` is the one authorization link, also contained in the message. */
-export class AuthorizationRequired extends AuthRequired {
-	readonly url: string;
-	constructor(server: string, message: string, url: string) {
-		super(server, message);
-		this.url = url;
-	}
-}
 
 /** What a 401's `WWW-Authenticate` names. */
 export type Challenge = Readonly<{ scope?: string; resourceMetadataUrl?: URL }>;

@@ -9,8 +9,9 @@ import { execFileSync } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { type Result, runAction, type Session } from "../src/actions.ts";
+import { type Result, runAction } from "../src/actions.ts";
 import { MAX_SERVERS } from "../src/config.ts";
+import type { Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
 import {

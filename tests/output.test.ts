@@ -15,7 +15,7 @@ import { after, describe, test } from "node:test";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
-import { cutHead, TailBuffer } from "../src/bounded.ts";
+import { TailBuffer } from "../src/bounded.ts";
 import {
 	isAppResource,
 	type Presented,
@@ -26,14 +26,14 @@ import {
 } from "../src/content.ts";
 import {
 	createOverflowStore,
+	cutHead,
 	formatBytes,
 	INLINE_MAX_BYTES,
 	INLINE_MAX_LINES,
 	MAX_IMAGE_BASE64,
 	type OverflowStore,
-	stripTerminal,
 } from "../src/output.ts";
-import { MAX_MESSAGE_CHARS, sanitize } from "../src/redact.ts";
+import { MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/text.ts";
 
 const KiB = 1024;
 const MiB = 1024 * 1024;

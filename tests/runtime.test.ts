@@ -8,8 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { loadConfig } from "../src/config.ts";
+import type { Runtime } from "../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../src/errors.ts";
-import { createRuntime, type Runtime } from "../src/runtime.ts";
+import { createRuntime } from "../src/runtime.ts";
 import { sdkNotices } from "../src/sdk.ts";
 import {
 	CRASH,

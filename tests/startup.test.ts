@@ -16,7 +16,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-test("registration and session_start load only index, tool, config, schema, render and output; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
+test("registration and session_start load only index, tool, config, schema, render, output and text; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-startup-"));
 	dirs.push(dir);
 	const log = join(dir, "modules.log");
@@ -60,6 +60,7 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"output.ts",
 		"render.ts",
 		"schema.ts",
+		"text.ts",
 		"tool.ts",
 	]);
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
@@ -75,7 +76,6 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"failures.ts",
 		"listing.ts",
 		"processes.ts",
-		"redact.ts",
 		"runtime.ts",
 		"sdk.ts",
 		"toolindex.ts",

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { loadConfig } from "../../src/config.ts";
-import { createRuntime, type Runtime } from "../../src/runtime.ts";
+import type { Runtime } from "../../src/contracts.ts";
+import { createRuntime } from "../../src/runtime.ts";
 import { makeSandbox, type Sandbox, SERVER } from "./pi.ts";
 
 export type Mode = "legacy" | "auto";

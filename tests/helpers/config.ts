@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ConfigSnapshot, type ExtensionServer, loadConfig, type ServerConfig, type ServerEntry } from "../../src/config.ts";
+import { type ExtensionServer, loadConfig } from "../../src/config.ts";
+import type { ConfigSnapshot, ServerConfig, ServerEntry } from "../../src/schema.ts";
 
 export type Dirs = Readonly<{ agentDir: string; cwd: string; home: string; userPath: string; projectPath: string }>;
 

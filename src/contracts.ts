@@ -1,0 +1,143 @@
+/**
+ * What the rooms promise each other, declared once: the runtime's face (\`Runtime\`, its options and
+ * the credentials it needs), one open connection, the session the actions run in, and the auth face.
+ * Types only: the rooms that implement them (runtime.ts, auth.ts) and the rooms that use them import
+ * this file, not each other, so the surfaces above never depend on how a connection is made.
+ */
+import type { AuthProvider, CallToolResult, Client, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
+import type { AuthorizationRequired, AuthRequired } from "./errors.ts";
+import type { PasteOutcome } from "./login.ts";
+import type { OverflowStore } from "./output.ts";
+import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
+
+export type ClientInfo = Readonly<{ name: string; version: string }>;
+
+/** An open connection. */
+export type Live = Readonly<{
+	client: Client;
+	/** Process group of a stdio server (setsid makes the child its leader). */
+	pgid?: number;
+	/** Value of `OWNER_ENV` given to a stdio server's processes. */
+	owner?: string;
+	era: string;
+	protocolVersion: string;
+	serverName?: string;
+	instructions?: string;
+	/** Set when we close on purpose, so `onclose` does not latch a failure. */
+	closing: { value: boolean };
+}>;
+
+/**
+ * What the runtime needs from credentials (`auth.ts` provides it; declared here so that the
+ * runtime does not depend on the auth modules).
+ */
+export interface Credentials {
+	/**
+	 * The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed.
+	 * `signal` is the setup's (timeout, reconnect, shutdown): requests and keyring calls stop with it.
+	 */
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
+	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
+	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
+	/** Every secret value seen this session, for the sanitiser. */
+	secrets(): readonly string[];
+}
+
+export type RuntimeOptions = Readonly<{
+	servers: readonly ServerEntry[];
+	env: Readonly<Record<string, string | undefined>>;
+	clientInfo: ClientInfo;
+	/** Credentials for servers with `auth`; without it such servers fail with `AuthRequired`. */
+	auth?: Credentials;
+}>;
+
+export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
+
+export type ServerStatus = Readonly<{
+	name: string;
+	source: ServerSource;
+	state: ConnectionState;
+	transport?: "stdio" | "http";
+	description?: string;
+	error?: string;
+	era?: string;
+	protocolVersion?: string;
+	serverName?: string;
+	toolCount?: number;
+	stderrTail?: string;
+	ignoredKeys: readonly string[];
+}>;
+
+export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
+
+export type CallOptions = Readonly<{ signal?: AbortSignal; onProgress?: (progress: Progress) => void }>;
+
+/** A server capability a request needs; checked before sending so a missing one gets a clear message. */
+export type Capability = "resources" | "prompts" | "completions";
+
+/** Options the SDK request methods take: the caller's cancel and the timeout (shutdown closes the client). */
+export type RequestOptions = Readonly<{ signal?: AbortSignal; timeout: number }>;
+
+export interface Runtime {
+	/** State of every configured server; never connects. */
+	status(): readonly ServerStatus[];
+	/** Names of all entries, for completions. */
+	names(): readonly string[];
+	/** Connects if needed and lists the model-visible tools (coalesced per server). */
+	tools(server: string, signal?: AbortSignal): Promise<readonly Tool[]>;
+	/** The definition of one model-visible tool. */
+	tool(server: string, name: string, signal?: AbortSignal): Promise<Tool>;
+	call(server: string, tool: string, args: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
+	/**
+	 * Runs one SDK request on a server's client (connecting if needed), after checking the
+	 * capability; errors become `CallFailed` with the server named. `what` describes the request.
+	 */
+	request<T>(
+		server: string,
+		what: string,
+		capability: Capability,
+		run: (client: Client, options: RequestOptions) => Promise<T>,
+		signal?: AbortSignal,
+	): Promise<T>;
+	/** Closes the client and resets the server to idle (and clears a latched failure). */
+	reset(server: string): Promise<void>;
+	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */
+	connect(server: string, signal?: AbortSignal): Promise<ServerStatus>;
+	/**
+	 * Starts the shared setup of an idle, enabled server without waiting for it (the model is still
+	 * writing the call that will join it), and with `tools` also the tool listing that call needs. A
+	 * failure latches exactly as a call's would, and the call reports it. Anything else: nothing.
+	 */
+	start(server: string, options?: Readonly<{ tools?: boolean }>): void;
+	/** Replaces the entries; connections whose entry changed or vanished are closed. */
+	update(servers: readonly ServerEntry[]): Promise<void>;
+	/** Aborts everything, closes every client and kills every process group. Idempotent. */
+	dispose(): Promise<void>;
+}
+
+export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
+
+export interface Auth {
+	/**
+	 * Called right before connecting. `undefined` for servers without auth; otherwise the narrow
+	 * provider for the transport. Throws `AuthRequired` (`AuthorizationRequired` with a link for
+	 * OAuth sign-in), `KeyringUnavailable`, or `SetupFailed` (configuration or server problems).
+	 * `signal` (the setup's: timeout, reconnect, shutdown) bounds every request and keyring call;
+	 * without one they get the server's request timeout.
+	 */
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
+	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
+	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<AuthRequired>;
+	/** `/mcp login <server>`: a fresh link, also when signed in (re-authentication). */
+	login(config: ServerConfig): Promise<AuthorizationRequired>;
+	/** `/mcp login <server> <redirected-url>`: see `LoginService.completeFromUrl`. */
+	complete(config: ServerConfig, redirectedUrl: string): Promise<PasteOutcome>;
+	/** `/mcp logout <server>`: deletes the record and forgets session tokens; true if a record existed. */
+	logout(config: ServerConfig): Promise<boolean>;
+	/** One line for `/mcp status`, read locally (no network). */
+	credentialState(config: ServerConfig): Promise<string>;
+	/** Every secret value seen this session, for other sanitisers. */
+	secrets(): readonly string[];
+	/** Cancels pending sign-ins and forgets session tokens (the login service is disposed by its owner). */
+	dispose(): void;
+}
