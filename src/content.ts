@@ -1,7 +1,8 @@
 /**
  * Maps what a server returns (tool results, resource contents, prompt messages) to the content Pi
  * gives the model: one bounded text block plus at most four images. Everything else goes to the
- * session's overflow files and is named in the text.
+ * session's overflow files and is named in the text. Listings take the same path (`presentListing`),
+ * one line per tool (`toolEntry`).
  */
 import type { CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import {
