@@ -253,6 +253,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		handler: async (args, ctx) => {
 			await holder.loading;
 			const opened = holder.session ? await live(host) : undefined;
+			if (args.trim() === "" && ctx.mode === "tui" && opened) {
+				// The interactive manager; its module loads only now (start-up stays lean).
+				const { openManager } = await import("./manager.ts");
+				return openManager(ctx, opened.session);
+			}
 			const { runCommand } = await import("./command.ts");
 			await runCommand(args, ctx, opened?.session);
 		},
