@@ -30,7 +30,7 @@ export type InstallMcpOptions = Readonly<{
 	now?: () => number;
 }>;
 
-/** What a session owns besides the shared parts in `actions.ts`. */
+/** What a session owns besides the shared parts (`Session` in `contracts.ts`): its credentials. */
 type Owned = Readonly<{ auth: Auth; disposeAuth: () => Promise<void> }>;
 
 /** The modules behind the tool and the command, loaded on first use: starting Pi loads only the
