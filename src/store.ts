@@ -39,11 +39,22 @@ export class KeyringUnavailable extends Error {
 
 type KeyringModule = typeof import("@napi-rs/keyring");
 
+/** The keyring module once loaded (or loading); cleared after a failure so that the next call tries again. */
+const loaded: { keyring?: Promise<KeyringModule> } = {};
+
 /**
- * Loaded on first use only: registering the extension must not load native code. No memo is
- * needed: the ESM loader caches the module, so every later `import()` gets the same one.
+ * Loaded on first use only: registering the extension must not load native code. Node's ESM loader
+ * caches the module, but Pi loads extensions through jiti with `moduleCache: false`, where every
+ * `import()` resolves and wraps the module again (about 2 ms each, measured; the native code itself
+ * loads once): hence this memo, kept here because this module imports nothing of `src/`.
  */
-const loadKeyring = (): Promise<KeyringModule> => import("@napi-rs/keyring");
+function loadKeyring(): Promise<KeyringModule> {
+	loaded.keyring ??= import("@napi-rs/keyring").catch((error: unknown) => {
+		loaded.keyring = undefined;
+		throw error;
+	});
+	return loaded.keyring;
+}
 
 /** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
 const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };
