@@ -1,93 +1,22 @@
-import type { Tool } from "@modelcontextprotocol/client";
+/**
+ * What each action of the `mcp` tool does (`runAction`): status, tools (in `listing.ts`), describe,
+ * call (with progress), resources, templates, read, prompts, prompt and complete. Every result goes
+ * through the output rules (`content.ts`); errors the model should read are thrown. Loaded on first use.
+ */
 import { fileProblems, unknownServer } from "./config.ts";
-import { isAppResource, present, presentListing, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
-import type { Progress, Runtime, ServerStatus, Session } from "./contracts.ts";
-import { blocksResult, listingResult, page, type Result, shortText, toolEntry } from "./listing.ts";
+import { isAppResource, present, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
+import type { Progress, Runtime, Session } from "./contracts.ts";
+import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import type { McpDetails } from "./render.ts";
-import { type ConfigSnapshot, isObject, type ServerConfig } from "./schema.ts";
+import { isObject } from "./schema.ts";
+import { modelStatus } from "./status.ts";
 import { escapeName, oneLine, stripTerminal } from "./text.ts";
-import { ACTIONS, MAX_LIMIT, type Params } from "./tool.ts";
-
-export type { Result } from "./listing.ts";
-export { shortText, toolEntry };
-
-export function statusLine(status: ServerStatus): string {
-	const facts = [
-		status.state,
-		status.transport,
-		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
-		status.toolCount !== undefined ? `${status.toolCount} tools` : undefined,
-	].filter(Boolean);
-	const description = status.description ? ` — ${oneLine(status.description, 100)}` : "";
-	return `${escapeName(status.name)}: ${facts.join(" · ")}${description}`;
-}
-
-/** What the model sees for `status`: short; paths only of files that could not be read. */
-export function modelStatus(statuses: readonly ServerStatus[], unreadFiles: readonly string[] = []): string {
-	const lines = statuses.map((status) => {
-		const error = status.error ? `\n  error: ${status.error.split("\n")[0]}` : "";
-		return `${statusLine(status)}${error}`;
-	});
-	const servers = statuses.length === 0 ? "No MCP servers are configured." : `MCP servers:\n${lines.join("\n")}`;
-	if (unreadFiles.length === 0) return servers;
-	const files = unreadFiles.map((problem) => `  ${problem}`).join("\n");
-	return `${servers}\nConfiguration files that could not be read (their servers are missing):\n${files}`;
-}
-
-/** What `/mcp status` shows the user: state, source, last error, stderr tail, ignored keys. */
-export function userStatus(session: Session | undefined, credentials?: ReadonlyMap<string, string>): string {
-	if (!session) return "pi-mcp: no session yet.";
-	const statuses = session.runtime.status();
-	const lines = ["MCP servers (pi-mcp):"];
-	if (statuses.length === 0) lines.push("  none configured");
-	for (const status of statuses) {
-		const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
-		lines.push(`  ${statusLine(status)}`, `    source: ${source}`);
-		const credential = credentials?.get(status.name);
-		if (credential) lines.push(`    credentials: ${credential}`);
-		if (status.error)
-			lines.push(...status.error.split("\n").map((line, i) => (i === 0 ? `    error: ${line}` : `      ${line}`)));
-		if (status.stderrTail && !status.error?.includes(status.stderrTail)) {
-			lines.push(
-				"    stderr:",
-				...status.stderrTail
-					.split("\n")
-					.slice(-6)
-					.map((line) => `      ${line}`),
-			);
-		}
-	}
-	lines.push("Files:");
-	for (const file of session.config.files) {
-		const state = file.state === "untrusted" ? "not read: project not trusted" : file.state;
-		lines.push(`  ${file.scope}: ${file.path} (${state})${file.error ? `\n    error: ${file.error}` : ""}`);
-	}
-	const ignored = statuses.filter((status) => status.ignoredKeys.length > 0);
-	if (ignored.length > 0) {
-		const list = ignored
-			.map((status) => `${escapeName(status.name)} (${[...new Set(status.ignoredKeys)].join(", ")})`)
-			.join("; ");
-		lines.push(`Ignored Pi-only keys (pi-mcp exposes every server through the one mcp tool): ${list}`);
-	}
-	return lines.join("\n");
-}
-
-/** A tool as listings show it: `name — one-line description`. */
-export function toolLine(tool: Tool): string {
-	return toolEntry(escapeName(tool.name), tool.description);
-}
+import { ACTIONS, type Params } from "./tool.ts";
 
 /** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
 function nameLine(name: string | undefined, max: number): string {
 	const shown = escapeName(name ?? "");
 	return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
-}
-
-/** `/mcp tools <server>`: the same lines as the model's listing, through the same output rules. */
-export async function userToolList(session: Session, server: string, tools: readonly Tool[]): Promise<string> {
-	const body = tools.length > 0 ? tools.map((tool) => `  ${toolLine(tool)}`) : ["  (no tools)"];
-	const header = `${escapeName(server)}: ${tools.length} tool${tools.length === 1 ? "" : "s"}`;
-	return (await presentListing([header, ...body], session.overflow, `${server}-tools`)).text;
 }
 
 /**
@@ -236,10 +165,8 @@ export async function runAction(
 	const { runtime, overflow } = session;
 	const action = params.action;
 	if (action === "status") return textResult({ action }, modelStatus(runtime.status(), fileProblems(session.config)));
-	// A query without a server searches every enabled server. The search modules load on the first
-	// `tools` call only.
-	if (action === "tools" && !params.server)
-		return (await import("./discover.ts")).toolsAction(session, params, undefined, signal);
+	// A query without a server searches every enabled server (the search module loads on the first query).
+	if (action === "tools" && !params.server) return toolsAction(session, params, undefined, signal);
 	const server = required(params, "server", 'use action "status" to list servers');
 	const unknown = unknownServer(session.config, server);
 	if (unknown !== undefined) throw new Error(unknown);
@@ -247,7 +174,7 @@ export async function runAction(
 
 	switch (action) {
 		case "tools":
-			return (await import("./discover.ts")).toolsAction(session, params, server, signal);
+			return toolsAction(session, params, server, signal);
 		case "describe":
 			return describeAction(session, params, server, signal);
 		case "call":
@@ -306,54 +233,4 @@ export async function runAction(
 		default:
 			throw new Error(`mcp: unknown action "${String(action)}"; use one of ${ACTIONS.join(", ")}`);
 	}
-}
-
-/**
- * The `tools` action's listing for a query, every page of it (its header and one line per tool):
- * the action's search decides what matches. For `pi-mcp tools` and the `/mcp` manager.
- */
-export async function toolListing(
-	session: Session,
-	server: string,
-	query: string | undefined,
-	signal?: AbortSignal,
-): Promise<Readonly<{ header: string; lines: readonly string[] }>> {
-	type Listing = Readonly<{ header: string; lines: readonly string[] }>;
-	const pages = async (cursor: string | undefined, found: readonly string[]): Promise<Listing> => {
-		const params: Params = { action: "tools", server, query, limit: MAX_LIMIT, cursor };
-		const result = await runAction(session, params, signal, undefined);
-		const [header = "", ...rest] = result.content
-			.map((block) => (block.type === "text" ? block.text : ""))
-			.join("\n")
-			.split("\n");
-		const next = /^… \d+ more: cursor (\d+)$/.exec(rest.at(-1) ?? "")?.[1];
-		const lines = [...found, ...(next ? rest.slice(0, -1) : rest)];
-		return next ? pages(next, lines) : { header, lines };
-	};
-	return pages(undefined, []);
-}
-
-/** The definitions of the tools in `toolListing`, in its order: the same search, on the same cached index. */
-export async function matchingTools(
-	session: Session,
-	server: string,
-	query: string | undefined,
-	signal?: AbortSignal,
-): Promise<readonly Tool[]> {
-	const tools = await session.runtime.tools(server, signal);
-	if (!query?.trim()) return tools;
-	const { indexOf, search } = await import("./search.ts");
-	return search(indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
-}
-
-/** Credential state per server with `auth`, read locally (no network): `/mcp status`, the manager, `pi-mcp`. */
-export async function credentialStates(
-	config: ConfigSnapshot,
-	auth: Readonly<{ credentialState(config: ServerConfig): Promise<string> }>,
-): Promise<ReadonlyMap<string, string>> {
-	const withAuth = config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
-	const states = await Promise.all(
-		withAuth.map(async (server) => [server.name, await auth.credentialState(server).catch((e: Error) => e.message)] as const),
-	);
-	return new Map(states);
 }

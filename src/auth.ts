@@ -25,12 +25,15 @@ import {
 	keyring,
 	minutes,
 	missingVariable,
+	readRecord,
+	recordAccount,
 	rotated,
 	usable,
 } from "./authstate.ts";
 import type { Auth } from "./contracts.ts";
-import { type AuthorizationRequired, AuthRequired, SetupFailed } from "./errors.ts";
-import type { LoginService, PasteOutcome } from "./login.ts";
+import { AuthRequired, SetupFailed } from "./errors.ts";
+import { hostProvider } from "./hostprovider.ts";
+import type { LoginService } from "./login.ts";
 import { createRefresh, type Refresh } from "./refresh.ts";
 import type { HttpServerConfig, ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
@@ -44,7 +47,7 @@ import {
 	signInScope,
 	translate,
 } from "./signin.ts";
-import { KeyringUnavailable, readRecord, recordAccount, type SecretStore } from "./store.ts";
+import { KeyringUnavailable, type SecretStore } from "./store.ts";
 
 export type AuthOptions = Readonly<{
 	/** Read at connect time for `bearerTokenEnv` and `oauth.clientSecretEnv`. */
@@ -298,9 +301,10 @@ export function createAuth(options: AuthOptions): Auth {
 		loadSdk,
 	});
 	const { store, login, load } = ctx;
-	const signIn = createSignIn(ctx);
-	const { runAuth } = signIn;
-	const parts: Parts = { ctx, runAuth, refresh: createRefresh(ctx, signIn, options).refresh };
+	// The sign-in runs the SDK with hostprovider.ts's provider; a refresh is a sign-in run that
+	// stops short of a link. Wired here so that neither imports a module of its own floor.
+	const { runAuth } = createSignIn(ctx, (work, begin) => hostProvider(ctx, work, begin));
+	const parts: Parts = { ctx, runAuth, refresh: createRefresh(ctx, runAuth, options).refresh };
 
 	return {
 		async prepare(config, signal) {

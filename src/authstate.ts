@@ -1,17 +1,164 @@
 /**
- * What the auth modules share in one session: per server (keyed by its keyring account) one
- * readonly record, replaced whole, with the latest keyring record, the pending link, the refresh in
- * flight and the client-credentials provider; and every secret seen, for the sanitiser. `auth.ts`,
- * `signin.ts` and `refresh.ts` each own their fields and re-read the record after every `await`.
+ * The server's credential record, in its two forms. Its keyring form: the account it is filed
+ * under (a hash of what the credentials mean), the versioned JSON format, read and write, and
+ * when its tokens count as expired. The session's shared copy: per server (keyed by its keyring
+ * account) one readonly `ServerAuth`, replaced whole, with the latest keyring record, the pending
+ * link, the refresh in flight and the client-credentials provider; every secret seen, for the
+ * sanitiser; and `Work`, the state of one `auth()` run that signin.ts and hostprovider.ts share.
+ * `auth.ts`, `signin.ts` and `refresh.ts` each own their fields and re-read the record after
+ * every `await`.
  */
-import type { AuthProvider } from "@modelcontextprotocol/client";
+import { createHash } from "node:crypto";
+import type {
+	AuthProvider,
+	OAuthDiscoveryState,
+	StoredOAuthClientInformation,
+	StoredOAuthTokens,
+} from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
 import { AuthRequired } from "./errors.ts";
 import type { LoginService } from "./login.ts";
-import type { ServerConfig } from "./schema.ts";
+import { type HttpServerConfig, isObject, type ServerConfig } from "./schema.ts";
 import type { Sdk } from "./sdk.lazy.ts";
-import { type CredentialRecord, KeyringUnavailable, RECORD_VERSION, readRecord, type SecretStore, writeRecord } from "./store.ts";
+import { KeyringUnavailable, type SecretStore } from "./store.ts";
 import { sanitize } from "./text.ts";
+
+// -------------------------------------------------------------------------------------------
+// The record's keyring form
+
+/**
+ * The keyring account of a server's record: a hash of everything that changes what the
+ * credentials mean (server name, endpoint and the OAuth settings). Changing any of them starts
+ * from a clean record instead of reusing tokens issued for something else.
+ */
+export function recordAccount(config: ServerConfig): string {
+	const oauth = config.oauth;
+	const identity = JSON.stringify([
+		"pi-mcp/record/v1",
+		config.name,
+		config.url ?? "",
+		oauth?.issuer ?? "",
+		oauth?.clientId ?? "",
+		oauth?.scope ?? "",
+		oauth?.grantType ?? "authorization_code",
+		oauth?.redirectUri ?? "",
+	]);
+	return createHash("sha256").update(identity).digest("hex");
+}
+
+/**
+ * One server's credentials, stored as JSON under `recordAccount(config)`; nothing else is kept.
+ *
+ * - `version`: the record format. A reader treats a record of another version as absent (the
+ *   next sign-in replaces it) and never rewrites parts of it.
+ * - `tokens`: as the SDK saved them (access and refresh token, scope, issuer stamp).
+ * - `expiresAt`: when the access token expires (epoch ms), computed from `expires_in` when the
+ *   tokens were saved; absent when the server gave no lifetime.
+ * - `issuedAt`: when the access token was received (epoch ms); with `expiresAt` it gives the
+ *   token's lifetime, a quarter of which (at most 30 s) is the expiry margin. Absent in records
+ *   written before it existed (the margin is then 30 s).
+ * - `client`: dynamically registered client information (absent for a pre-registered `clientId`).
+ * - `discovery`: the SDK's discovery state (RFC 9728 and RFC 8414 metadata; public documents).
+ * - `issuer`: the authorization server the tokens and the client are bound to.
+ * - `updatedAt`: when the record was written (epoch ms). With the cross-process refresh lock, a
+ *   refresher re-reads the record under the lock and, when `updatedAt` is newer than the copy it
+ *   started from, adopts the rotated tokens instead of refreshing with a spent refresh token.
+ */
+export type CredentialRecord = Readonly<{
+	version: 1;
+	tokens?: StoredOAuthTokens;
+	expiresAt?: number;
+	issuedAt?: number;
+	client?: StoredOAuthClientInformation;
+	discovery?: OAuthDiscoveryState;
+	issuer?: string;
+	updatedAt: number;
+}>;
+
+export const RECORD_VERSION = 1;
+
+/** Parses a stored record; anything unreadable or of another version counts as no record. */
+export function parseRecord(text: string | undefined): CredentialRecord | undefined {
+	if (text === undefined) return undefined;
+	const value = ((): unknown => {
+		try {
+			return JSON.parse(text);
+		} catch {
+			return undefined;
+		}
+	})();
+	if (!isObject(value) || value.version !== RECORD_VERSION || typeof value.updatedAt !== "number") return undefined;
+	const tokens = isObject(value.tokens) && typeof value.tokens.access_token === "string" ? value.tokens : undefined;
+	return {
+		version: RECORD_VERSION,
+		tokens: tokens as unknown as StoredOAuthTokens | undefined,
+		expiresAt: typeof value.expiresAt === "number" ? value.expiresAt : undefined,
+		issuedAt: typeof value.issuedAt === "number" ? value.issuedAt : undefined,
+		client:
+			isObject(value.client) && typeof value.client.client_id === "string"
+				? (value.client as unknown as StoredOAuthClientInformation)
+				: undefined,
+		discovery:
+			isObject(value.discovery) && typeof value.discovery.authorizationServerUrl === "string"
+				? (value.discovery as unknown as OAuthDiscoveryState)
+				: undefined,
+		issuer: typeof value.issuer === "string" ? value.issuer : undefined,
+		updatedAt: value.updatedAt,
+	};
+}
+
+/** The JSON written to the keyring: exactly the record's fields, in a fixed order. */
+export function serializeRecord(record: CredentialRecord): string {
+	const { version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt } = record;
+	return JSON.stringify({ version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt });
+}
+
+export async function readRecord(
+	store: SecretStore,
+	account: string,
+	signal?: AbortSignal,
+): Promise<CredentialRecord | undefined> {
+	return parseRecord(await store.get(account, signal));
+}
+
+export async function writeRecord(
+	store: SecretStore,
+	account: string,
+	record: CredentialRecord,
+	signal?: AbortSignal,
+): Promise<void> {
+	await store.set(account, serializeRecord(record), signal);
+}
+
+/** Tokens this close to expiry count as expired (at most; see `isStale`). */
+const EXPIRY_SKEW_MS = 30_000;
+
+export const expired = (record: CredentialRecord | undefined, now: number) => isStale(record?.expiresAt, now, record?.issuedAt);
+
+export const usable = (record: CredentialRecord | undefined, now: number) =>
+	record?.tokens?.access_token !== undefined && !expired(record, now);
+
+/** Another process replaced the token the caller saw expire or fail, and the new one is fresh. */
+export const rotated = (record: CredentialRecord | undefined, seen: string | undefined, now: number) =>
+	usable(record, now) && record?.tokens?.access_token !== seen;
+
+export function expiresAtOf(expiresIn: number | undefined, now: number): number | undefined {
+	return expiresIn !== undefined ? now + expiresIn * 1000 : undefined;
+}
+
+/**
+ * Whether a token expiring at `expiresAt` should be replaced now. The margin is 30 s, but at most a
+ * quarter of the token's lifetime when it is known (`issuedAt`): a 10 s token would otherwise count
+ * as expired the moment it arrives, and every request would refresh it again.
+ */
+export function isStale(expiresAt: number | undefined, now: number, issuedAt?: number): boolean {
+	if (expiresAt === undefined) return false;
+	const lifetime = issuedAt === undefined ? Number.POSITIVE_INFINITY : Math.max(0, expiresAt - issuedAt);
+	return now >= expiresAt - Math.min(EXPIRY_SKEW_MS, lifetime / 4);
+}
+
+// -------------------------------------------------------------------------------------------
+// The session's shared copy
 
 export type Reason = "sign-in" | "expired" | "step-up" | "login";
 
@@ -30,6 +177,32 @@ export type ServerAuth = Readonly<{
 	refreshing?: Promise<void>;
 	machine?: Machine;
 }>;
+
+/** Per-operation state of one `auth()` run (and, for a link, of its callback leg). */
+export type Work = {
+	readonly config: HttpServerConfig;
+	/** Bounds every request and keyring call of the run (the setup signal, or a deadline). */
+	signal: AbortSignal;
+	readonly account: string;
+	readonly scope?: string;
+	/** Register a new client instead of using the stored one (its registration may not cover the scope). */
+	register?: boolean;
+	/** A client registered during this run; stored together with the tokens it obtains. */
+	client?: StoredOAuthClientInformation;
+	discovery?: OAuthDiscoveryState;
+	/**
+	 * The run ends at a link (and its callback leg exchanges the code): nothing is stored until the
+	 * new tokens are, so a link that is never used, or a code exchange that fails, changes nothing
+	 * stored (discovery and client are written together with the tokens).
+	 */
+	deferred: boolean;
+	/** The callback leg's code exchange is running (the SDK must not retry it or invalidate anything). */
+	exchanging?: boolean;
+	state?: string;
+	redirectUri?: string;
+	verifier?: string;
+	url?: string;
+};
 
 export type RecordPatch = Partial<Omit<CredentialRecord, "version" | "updatedAt">>;
 
@@ -120,33 +293,6 @@ export function deadline(config: ServerConfig, signal?: AbortSignal): AbortSigna
  */
 export function fetchWith(signal: AbortSignal): (url: string | URL, init?: RequestInit) => Promise<Response> {
 	return (url, init) => fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
-}
-
-/** Tokens this close to expiry count as expired (at most; see `isStale`). */
-const EXPIRY_SKEW_MS = 30_000;
-
-export const expired = (record: CredentialRecord | undefined, now: number) => isStale(record?.expiresAt, now, record?.issuedAt);
-
-export const usable = (record: CredentialRecord | undefined, now: number) =>
-	record?.tokens?.access_token !== undefined && !expired(record, now);
-
-/** Another process replaced the token the caller saw expire or fail, and the new one is fresh. */
-export const rotated = (record: CredentialRecord | undefined, seen: string | undefined, now: number) =>
-	usable(record, now) && record?.tokens?.access_token !== seen;
-
-export function expiresAtOf(expiresIn: number | undefined, now: number): number | undefined {
-	return expiresIn !== undefined ? now + expiresIn * 1000 : undefined;
-}
-
-/**
- * Whether a token expiring at `expiresAt` should be replaced now. The margin is 30 s, but at most a
- * quarter of the token's lifetime when it is known (`issuedAt`): a 10 s token would otherwise count
- * as expired the moment it arrives, and every request would refresh it again.
- */
-export function isStale(expiresAt: number | undefined, now: number, issuedAt?: number): boolean {
-	if (expiresAt === undefined) return false;
-	const lifetime = issuedAt === undefined ? Number.POSITIVE_INFINITY : Math.max(0, expiresAt - issuedAt);
-	return now >= expiresAt - Math.min(EXPIRY_SKEW_MS, lifetime / 4);
 }
 
 export function minutes(ms: number): string {

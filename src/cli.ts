@@ -9,14 +9,16 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { credentialStates, matchingTools, type Result, runAction, toolListing, userStatus } from "./actions.ts";
+import { runAction } from "./actions.ts";
 import { loadConfig, unknownServer } from "./config.ts";
 import type { Auth, Runtime, Session } from "./contracts.ts";
 import { AuthRequired } from "./errors.ts";
+import { matchingTools, type Result, toolListing } from "./listing.ts";
 import type { LoginService } from "./login.ts";
 import { createOverflowStore } from "./output.ts";
 import { createRuntime } from "./runtime.ts";
 import type { ConfigSnapshot, ServerConfig } from "./schema.ts";
+import { credentialStates, userStatus } from "./status.ts";
 import { escapeName, sanitize } from "./text.ts";
 import type { Params } from "./tool.ts";
 

@@ -1,19 +1,17 @@
 /**
- * The `/mcp` command's body: status, tools, reconnect, login (link, paste completion) and logout,
- * and the interactive manager without arguments in the TUI. Loaded on the first `/mcp` (the
- * registration in `index.ts` only parses completions); output goes through `report`.
+ * The `/mcp` command's body: status, tools, reconnect, login (link, paste completion) and logout.
+ * Loaded on the first `/mcp` (the registration in `index.ts` only parses completions, and opens the
+ * manager for a bare `/mcp` in the TUI); output goes through `report`.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { credentialStates, statusLine, userStatus, userToolList } from "./actions.ts";
 import { unknownServer } from "./config.ts";
-import type { Auth, Session } from "./contracts.ts";
+import type { CommandSession } from "./contracts.ts";
 import { errorText } from "./errors.ts";
+import { userToolList } from "./listing.ts";
 import type { ServerConfig } from "./schema.ts";
+import { credentialStates, statusLine, userStatus } from "./status.ts";
 import { escapeName } from "./text.ts";
 import { SUBCOMMANDS } from "./tool.ts";
-
-/** What the command works on: the session's parts and its credentials. */
-export type CommandSession = Session & Readonly<{ auth: Auth }>;
 
 const USAGE =
 	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server>";
@@ -67,11 +65,6 @@ async function signIn(ctx: ExtensionContext, session: CommandSession, action: st
 /** Runs `/mcp <args>`; `session` is undefined before `session_start`. */
 export async function runCommand(args: string, ctx: ExtensionContext, session: CommandSession | undefined): Promise<void> {
 	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
-	if (args.trim() === "" && ctx.mode === "tui" && session) {
-		// The interactive manager; its module loads only now (start-up stays lean).
-		const { openManager } = await import("./manager.ts");
-		return openManager(ctx, session);
-	}
 	if (action === "status" && name === undefined) {
 		return report(
 			ctx,

@@ -1,7 +1,8 @@
 /**
  * Maps what a server returns (tool results, resource contents, prompt messages) to the content Pi
  * gives the model: one bounded text block plus at most four images. Everything else goes to the
- * session's overflow files and is named in the text.
+ * session's overflow files and is named in the text. Listings take the same path (`presentListing`),
+ * one line per tool (`toolEntry`).
  */
 import type { CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import {
@@ -16,7 +17,7 @@ import {
 	type OverflowStore,
 	type Saved,
 } from "./output.ts";
-import { oneLine, stripTerminal } from "./text.ts";
+import { oneLine, shortText, stripTerminal } from "./text.ts";
 
 export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type: "image"; data: string; mimeType: string }>;
 
@@ -198,4 +199,10 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
  */
 export function presentListing(lines: readonly string[], store: OverflowStore, label: string): Promise<Presented> {
 	return present([{ kind: "text", text: lines.join("\n") }], store, `${label}-list`);
+}
+
+/** A tool as every listing shows it: `name — one-line description` (`name` escaped by the caller). */
+export function toolEntry(name: string, description: string | undefined): string {
+	const text = shortText(description);
+	return text ? `${name} — ${text}` : name;
 }

@@ -141,3 +141,8 @@ export interface Auth {
 	/** Cancels pending sign-ins and forgets session tokens (the login service is disposed by its owner). */
 	dispose(): void;
 }
+
+// UI stack (`/mcp` command, manager, `pi-mcp`):
+
+/** What `/mcp` (its command and its manager) works on: the session's parts and its credentials. */
+export type CommandSession = Session & Readonly<{ auth: Auth }>;

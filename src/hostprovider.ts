@@ -10,35 +10,9 @@ import type {
 	StoredOAuthClientInformation,
 	StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import { type AuthContext, expiresAtOf, type RecordPatch } from "./authstate.ts";
+import { type AuthContext, expiresAtOf, type RecordPatch, type Work } from "./authstate.ts";
 import { SetupFailed } from "./errors.ts";
 import type { HttpServerConfig } from "./schema.ts";
-
-/** Per-operation state of one `auth()` run (and, for a link, of its callback leg). */
-export type Work = {
-	readonly config: HttpServerConfig;
-	/** Bounds every request and keyring call of the run (the setup signal, or a deadline). */
-	signal: AbortSignal;
-	readonly account: string;
-	readonly scope?: string;
-	/** Register a new client instead of using the stored one (its registration may not cover the scope). */
-	register?: boolean;
-	/** A client registered during this run; stored together with the tokens it obtains. */
-	client?: StoredOAuthClientInformation;
-	discovery?: OAuthDiscoveryState;
-	/**
-	 * The run ends at a link (and its callback leg exchanges the code): nothing is stored until the
-	 * new tokens are, so a link that is never used, or a code exchange that fails, changes nothing
-	 * stored (discovery and client are written together with the tokens).
-	 */
-	deferred: boolean;
-	/** The callback leg's code exchange is running (the SDK must not retry it or invalidate anything). */
-	exchanging?: boolean;
-	state?: string;
-	redirectUri?: string;
-	verifier?: string;
-	url?: string;
-};
 
 /**
  * The authorization server refused the code exchange: thrown from `invalidateCredentials` so that the

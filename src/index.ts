@@ -30,7 +30,7 @@ export type InstallMcpOptions = Readonly<{
 	now?: () => number;
 }>;
 
-/** What a session owns besides the shared parts in `actions.ts`. */
+/** What a session owns besides the shared parts (`Session` in `contracts.ts`): its credentials. */
 type Owned = Readonly<{ auth: Auth; disposeAuth: () => Promise<void> }>;
 
 /** The modules behind the tool and the command, loaded on first use: starting Pi loads only the
@@ -253,6 +253,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		handler: async (args, ctx) => {
 			await holder.loading;
 			const opened = holder.session ? await live(host) : undefined;
+			if (args.trim() === "" && ctx.mode === "tui" && opened) {
+				// The interactive manager; its module loads only now (start-up stays lean).
+				const { openManager } = await import("./manager.ts");
+				return openManager(ctx, opened.session);
+			}
 			const { runCommand } = await import("./command.ts");
 			await runCommand(args, ctx, opened?.session);
 		},

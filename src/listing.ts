@@ -1,37 +1,24 @@
 /**
- * What every action's listing shares: the session the actions run in, their result shape, one-line
- * texts, paging, and results built from presented blocks. Imported by `actions.ts` and `discover.ts`.
+ * Tool listings and the paging every listing shares. The `tools` action: one server's tools
+ * listed, or ranked by a query (`search.ts`, loaded on the first query), or a query searched across
+ * every enabled server; the same listing for `pi-mcp tools` and `/mcp tools`, and the matching tool
+ * definitions for the `/mcp` manager. Listings go through the output rules (`presentListing`:
+ * escapes stripped, 50 KiB / 2,000 lines inline), never through the 2,000-character error sanitiser,
+ * so a page of 50 tools shows 50 lines and its paging line.
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
-import { type PiBlock, presentListing } from "./content.ts";
-import type { Runtime, Session } from "./contracts.ts";
-import type { OverflowStore } from "./output.ts";
+import type { Tool } from "@modelcontextprotocol/client";
+import { type PiBlock, presentListing, toolEntry } from "./content.ts";
+import type { Session } from "./contracts.ts";
 import type { McpDetails } from "./render.ts";
-import type { ConfigSnapshot } from "./schema.ts";
-import { oneLine } from "./text.ts";
+import { escapeName, shortText } from "./text.ts";
 import { MAX_LIMIT, type Params } from "./tool.ts";
 
 export type Result = AgentToolResult<McpDetails>;
 
 const DEFAULT_LIMIT = 50;
-const DESCRIPTION_CHARS = 120;
-
-/** Text on one line, escapes stripped, cut at a word boundary near `max` characters with `…`. */
-export function shortText(text: string | undefined, max = DESCRIPTION_CHARS): string {
-	const line = oneLine(text, Number.POSITIVE_INFINITY);
-	if (line.length <= max) return line;
-	const head = line.slice(0, max - 1);
-	const space = head.lastIndexOf(" ");
-	// A word boundary unless the only one is far back (one very long word): then cut inside it.
-	const cut = space >= max * 0.6 ? head.slice(0, space) : head;
-	return `${cut.replace(/[\s,;:.–—-]+$/u, "")}…`;
-}
-
-/** `name — one-line description`. */
-export function toolEntry(name: string, description: string | undefined): string {
-	const text = shortText(description);
-	return text ? `${name} — ${text}` : name;
-}
+/** Results of a search shown when `limit` is not given (a listing shows 50). */
+export const SEARCH_LIMIT = 10;
 
 /** A page of a list: `limit` items from the numeric `cursor` on, and how to get the next page. */
 export function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; more: string } {
@@ -59,4 +46,126 @@ export async function listingResult(session: Session, params: Params, header: st
 	const server = params.server ?? "";
 	const presented = await presentListing([header, ...lines, ...(more ? [more.trim()] : [])], session.overflow, server);
 	return blocksResult({ action: params.action, server }, presented.content, presented.info);
+}
+
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
+const matchText = (n: number, query: string): string =>
+	`${count(n, "tool")} ${n === 1 ? "matches" : "match"} "${shortText(query, 60)}"`;
+
+/** Runs `tools` for one server (`server` given) or, with a query and no server, for every enabled server. */
+export async function toolsAction(
+	session: Session,
+	params: Params,
+	server: string | undefined,
+	signal: AbortSignal | undefined,
+): Promise<Result> {
+	const query = params.query?.trim() ? params.query : undefined;
+	if (server === undefined) {
+		if (query === undefined)
+			throw new Error(
+				'mcp tools: give "server" to list its tools, or "query" to search every server; action "status" lists servers',
+			);
+		return searchAll(session, params, query, signal);
+	}
+	const tools = await session.runtime.tools(server, signal);
+	if (query === undefined) {
+		const { shown, more } = page(tools, params);
+		const lines = shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
+		return listingResult(session, params, `${escapeName(server)}: ${count(tools.length, "tool")}`, lines, more);
+	}
+	const { indexOf, search } = await import("./search.ts");
+	const hits = search(indexOf([{ server, tools }]), query, tools.length);
+	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
+	const lines = shown.map((hit) => toolEntry(escapeName(hit.tool.name), hit.tool.description));
+	const header =
+		hits.length > 0
+			? `${escapeName(server)}: ${matchText(hits.length, query)}, best first`
+			: `${escapeName(server)}: no tool matches "${shortText(query, 60)}" (${count(tools.length, "tool")}; list them without "query")`;
+	return listingResult(session, params, header, lines, more);
+}
+
+type Searched = Readonly<{ server: string; tools: readonly Tool[] }> | Readonly<{ server: string; error: Error }>;
+
+/**
+ * A query over every enabled server. Servers not connected yet are connected now, in parallel, each
+ * bounded by its own setup and request timeouts; one that fails adds a line naming it and its
+ * error, and the others still answer.
+ */
+async function searchAll(session: Session, params: Params, query: string, signal: AbortSignal | undefined): Promise<Result> {
+	const names = session.runtime
+		.status()
+		.filter((status) => status.state !== "disabled" && status.state !== "invalid")
+		.map((status) => status.name);
+	if (names.length === 0) throw new Error('mcp tools: no MCP server is enabled; action "status" shows the configuration');
+	const searched = await Promise.all(
+		names.map((server) =>
+			session.runtime.tools(server, signal).then(
+				(tools): Searched => ({ server, tools }),
+				(error: Error): Searched => ({ server, error }),
+			),
+		),
+	);
+	if (signal?.aborted) throw new Error("mcp tools: the search was cancelled");
+	const sources = searched.flatMap((entry) => ("tools" in entry ? [entry] : []));
+	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));
+	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
+	const { indexOf, search } = await import("./search.ts");
+	const hits = search(indexOf(sources), query, total);
+	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
+	const lines = [
+		...shown.map((hit) => toolEntry(`${escapeName(hit.server)}/${escapeName(hit.tool.name)}`, hit.tool.description)),
+		...failed.map((entry) => `${escapeName(entry.server)}: not searched — ${shortText(entry.error.message.split("\n")[0], 300)}`),
+	];
+	const across = `across ${count(sources.length, "server")}`;
+	const header =
+		hits.length > 0
+			? `${matchText(hits.length, query)} ${across}, best first`
+			: `No tool matches "${shortText(query, 60)}" ${across}`;
+	return listingResult(session, params, header, lines, more);
+}
+
+/**
+ * The `tools` action's listing for a query, every page of it (its header and one line per tool):
+ * the action's search decides what matches. For `pi-mcp tools`; the caller has checked the server.
+ */
+export async function toolListing(
+	session: Session,
+	server: string,
+	query: string | undefined,
+	signal?: AbortSignal,
+): Promise<Readonly<{ header: string; lines: readonly string[] }>> {
+	type Listing = Readonly<{ header: string; lines: readonly string[] }>;
+	const pages = async (cursor: string | undefined, found: readonly string[]): Promise<Listing> => {
+		const params: Params = { action: "tools", server, query, limit: MAX_LIMIT, cursor };
+		const result = await toolsAction(session, params, server, signal);
+		const [header = "", ...rest] = result.content
+			.map((block) => (block.type === "text" ? block.text : ""))
+			.join("\n")
+			.split("\n");
+		const next = /^… \d+ more: cursor (\d+)$/.exec(rest.at(-1) ?? "")?.[1];
+		const lines = [...found, ...(next ? rest.slice(0, -1) : rest)];
+		return next ? pages(next, lines) : { header, lines };
+	};
+	return pages(undefined, []);
+}
+
+/** The definitions of the tools in `toolListing`, in its order: the same search, on the same cached index. */
+export async function matchingTools(
+	session: Session,
+	server: string,
+	query: string | undefined,
+	signal?: AbortSignal,
+): Promise<readonly Tool[]> {
+	const tools = await session.runtime.tools(server, signal);
+	if (!query?.trim()) return tools;
+	const { indexOf, search } = await import("./search.ts");
+	return search(indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
+}
+
+/** `/mcp tools <server>`: the same lines as the model's listing, through the same output rules. */
+export async function userToolList(session: Session, server: string, tools: readonly Tool[]): Promise<string> {
+	const body =
+		tools.length > 0 ? tools.map((tool) => `  ${toolEntry(escapeName(tool.name), tool.description)}`) : ["  (no tools)"];
+	const header = `${escapeName(server)}: ${count(tools.length, "tool")}`;
+	return (await presentListing([header, ...body], session.overflow, `${server}-tools`)).text;
 }

@@ -6,10 +6,11 @@
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type SelectItem, truncateToWidth } from "@earendil-works/pi-tui";
-import { credentialStates } from "./actions.ts";
-import type { ServerStatus } from "./contracts.ts";
+import type { CommandSession, ServerStatus } from "./contracts.ts";
+import { matchingTools } from "./listing.ts";
 import type { ServerConfig } from "./schema.ts";
-import { list, type ManagerSession, type Screen, textScreen, toolsScreen, type Ui } from "./screens.ts";
+import { list, type Screen, textScreen, toolsScreen, type Ui } from "./screens.ts";
+import { credentialStates } from "./status.ts";
 import { escapeName, oneLine, sanitize } from "./text.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
@@ -207,7 +208,7 @@ function refreshCredentials(ui: Ui): void {
 }
 
 /** Opens the manager; resolves when it is closed. */
-export async function openManager(ctx: ExtensionContext, session: ManagerSession): Promise<void> {
+export async function openManager(ctx: ExtensionContext, session: CommandSession): Promise<void> {
 	await ctx.ui.custom<void>((tui, theme, kb, done) => {
 		const border = new DynamicBorder((text: string) => theme.fg("accent", text));
 		const view: Ui["view"] = { stack: [], credentials: new Map() };
@@ -221,6 +222,7 @@ export async function openManager(ctx: ExtensionContext, session: ManagerSession
 			theme,
 			kb,
 			session,
+			matchingTools: (server, query) => matchingTools(session, server, query),
 			view,
 			push: (screen) => {
 				view.stack = [...view.stack, screen];

@@ -12,11 +12,10 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { once, sleep } from "./async.ts";
 import { type AuthContext, rotated } from "./authstate.ts";
-import { errorText, SetupFailed } from "./errors.ts";
+import { type AuthorizationRequired, errorText, SetupFailed } from "./errors.ts";
 import { exited, processStat } from "./processes.ts";
 import type { HttpServerConfig } from "./schema.ts";
 import { isObject } from "./schema.ts";
-import type { SignIn } from "./signin.ts";
 
 const LOCK_TIMEOUT_MS = 30_000;
 
@@ -27,9 +26,19 @@ export type RefreshOptions = Readonly<{
 	lockTimeoutMs?: number;
 }>;
 
+/**
+ * What a refresh needs of the sign-in (signin.ts's `runAuth`, wired by auth.ts): one `auth()` run
+ * that refreshes with the stored refresh token (resolves to `undefined`) or ends at a link.
+ */
+export type Reauthorize = (
+	config: HttpServerConfig,
+	account: string,
+	run: Readonly<{ reason: "expired"; signal: AbortSignal }>,
+) => Promise<AuthorizationRequired | undefined>;
+
 export type Refresh = ReturnType<typeof createRefresh>;
 
-export function createRefresh(ctx: AuthContext, signIn: SignIn, options: RefreshOptions) {
+export function createRefresh(ctx: AuthContext, reauthorize: Reauthorize, options: RefreshOptions) {
 	const lockTimeoutMs = options.lockTimeoutMs ?? LOCK_TIMEOUT_MS;
 	const { clean, load, now } = ctx;
 
@@ -87,7 +96,7 @@ export function createRefresh(ctx: AuthContext, signIn: SignIn, options: Refresh
 			// The previous holder may have rotated the tokens while this process waited: its refresh
 			// token is then spent, and redeeming it again would revoke the grant.
 			if (rotated(await load(account, signal), seen, now())) return;
-			const link = await signIn.runAuth(config, account, { reason: "expired", signal });
+			const link = await reauthorize(config, account, { reason: "expired", signal });
 			if (link) throw link;
 		} finally {
 			await lock.release();

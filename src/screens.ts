@@ -1,6 +1,7 @@
 /**
  * The parts of the `/mcp` manager's screens that stand alone: the screen and UI records, the select
- * list, the scrollable text screen, and a server's tools (searchable) and one tool's schema.
+ * list, the scrollable text screen, and a server's tools (searchable) and one tool's schema. The
+ * search comes in through `Ui` (the manager passes the `tools` action's own).
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import {
@@ -12,11 +13,9 @@ import {
 	type TUI,
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
-import { matchingTools } from "./actions.ts";
-import type { Auth, Session } from "./contracts.ts";
+import type { Tool } from "@modelcontextprotocol/client";
+import type { CommandSession } from "./contracts.ts";
 import { escapeName, oneLine, sanitize, stripTerminal } from "./text.ts";
-
-export type ManagerSession = Session & Readonly<{ auth: Auth }>;
 
 const TEXT_ROWS = 18;
 
@@ -32,7 +31,9 @@ export type Ui = Readonly<{
 	tui: TUI;
 	theme: Theme;
 	kb: KeybindingsManager;
-	session: ManagerSession;
+	session: CommandSession;
+	/** A server's tools matching a query, best first (all of them without one): the `mcp` tool's search. */
+	matchingTools: (server: string, query: string | undefined) => Promise<readonly Tool[]>;
 	view: { stack: readonly Screen[]; credentials: ReadonlyMap<string, string>; message?: string };
 	push: (screen: Screen) => void;
 	back: () => void;
@@ -98,7 +99,7 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 	const load = (query: string) => {
 		const asked = state.asked + 1;
 		state.asked = asked;
-		matchingTools(ui.session, name, query || undefined).then(
+		ui.matchingTools(name, query || undefined).then(
 			(tools) => {
 				if (asked !== state.asked) return;
 				const items = tools.map((tool) => ({

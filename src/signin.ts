@@ -1,14 +1,23 @@
 /**
  * The authorization-code sign-in: the SDK's `auth()` does discovery, PKCE, registration, issuer
- * checks and the code exchange (with the host provider of hostprovider.ts); this module holds one
- * link per server (with the reason and scope it is for), the 401 challenge probe, and the
- * callback leg (loopback or pasted URL) that exchanges the code, stores the record and notifies.
- * Nothing here opens a browser.
+ * checks and the code exchange (with the host provider that auth.ts passes in, hostprovider.ts's);
+ * this module holds one link per server (with the reason and scope it is for), the 401 challenge
+ * probe, and the callback leg (loopback or pasted URL) that exchanges the code, stores the record
+ * and notifies. Nothing here opens a browser.
  */
 import { randomBytes } from "node:crypto";
-import { type AuthContext, deadline, type Flow, fetchWith, minutes, missingVariable, type Reason } from "./authstate.ts";
+import type { OAuthClientProvider } from "@modelcontextprotocol/client";
+import {
+	type AuthContext,
+	deadline,
+	type Flow,
+	fetchWith,
+	minutes,
+	missingVariable,
+	type Reason,
+	type Work,
+} from "./authstate.ts";
 import { AuthorizationRequired, AuthRequired, errorText, SetupFailed } from "./errors.ts";
-import { hostProvider, type Work } from "./hostprovider.ts";
 import { FLOW_TTL_MS } from "./login.ts";
 import type { HttpServerConfig } from "./schema.ts";
 import type { Sdk } from "./sdk.lazy.ts";
@@ -110,9 +119,15 @@ export function signInScope(config: HttpServerConfig, asked: Challenge, sdk: Sdk
 	return { scope, resourceMetadataUrl: asked.resourceMetadataUrl };
 }
 
+/**
+ * The SDK's provider for one run (hostprovider.ts's, wired by auth.ts); `begin` registers the
+ * loopback flow and resolves to its `state`.
+ */
+export type HostProviderFactory = (work: Work, begin: (work: Work) => Promise<string>) => OAuthClientProvider;
+
 export type SignIn = ReturnType<typeof createSignIn>;
 
-export function createSignIn(ctx: AuthContext) {
+export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory) {
 	const { env, login, now, remember, clean, loadSdk } = ctx;
 
 	/** Registers the loopback flow once per run; resolves to its `state`. */
@@ -157,7 +172,7 @@ export function createSignIn(ctx: AuthContext) {
 		try {
 			// Without a refresh token the run ends at the link, and registration needs the redirect URI.
 			if (!refreshable || !registered) await beginFlow(work);
-			const result = await sdk.auth(hostProvider(ctx, work, beginFlow), {
+			const result = await sdk.auth(hostProvider(work, beginFlow), {
 				serverUrl: config.url,
 				fetchFn: fetchWith(run.signal),
 				scope,
@@ -212,7 +227,7 @@ export function createSignIn(ctx: AuthContext) {
 		work.deferred = true;
 		work.signal = deadline(config);
 		try {
-			const result = await sdk.auth(hostProvider(ctx, work, beginFlow), {
+			const result = await sdk.auth(hostProvider(work, beginFlow), {
 				serverUrl: config.url,
 				fetchFn: fetchWith(work.signal),
 				authorizationCode: code,

@@ -1,15 +1,10 @@
 /**
- * Secure records: OAuth credentials live in the OS keyring and nowhere else. On Linux the entry is
- * pinned to the Secret Service; `@napi-rs/keyring`'s default store silently falls back to the
+ * The secret store: OAuth credentials live in the OS keyring and nowhere else. On Linux the entry
+ * is pinned to the Secret Service; `@napi-rs/keyring`'s default store silently falls back to the
  * kernel keyring (and leaks the secret there even when it throws), so the default is never used.
- * Every failure becomes `KeyringUnavailable`; there is no plaintext fallback.
-
+ * Every failure becomes `KeyringUnavailable`; there is no plaintext fallback. What is stored (the
+ * credential record, its account and format) is authstate.ts's concern; this module keeps strings.
  */
-
-import { createHash } from "node:crypto";
-import type { OAuthDiscoveryState, StoredOAuthClientInformation, StoredOAuthTokens } from "@modelcontextprotocol/client";
-import { once } from "./async.ts";
-import { isObject, type ServerConfig } from "./schema.ts";
 
 /** The keyring service (namespace) every pi-mcp record is filed under. */
 export const KEYRING_SERVICE = "app.prjct.pi-mcp";
@@ -44,8 +39,11 @@ export class KeyringUnavailable extends Error {
 
 type KeyringModule = typeof import("@napi-rs/keyring");
 
-/** Loaded on first use only: registering the extension must not load native code. */
-const loadKeyring = once((): Promise<KeyringModule> => import("@napi-rs/keyring"));
+/**
+ * Loaded on first use only: registering the extension must not load native code. No memo is
+ * needed: the ESM loader caches the module, so every later `import()` gets the same one.
+ */
+const loadKeyring = (): Promise<KeyringModule> => import("@napi-rs/keyring");
 
 /** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
 const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };
@@ -79,108 +77,4 @@ export function memoryStore(initial: Readonly<Record<string, string>> = {}): Sec
 		delete: async (account) => values.delete(account),
 		entries: () => new Map(values),
 	};
-}
-
-/**
- * The keyring account of a server's record: a hash of everything that changes what the
- * credentials mean (server name, endpoint and the OAuth settings). Changing any of them starts
- * from a clean record instead of reusing tokens issued for something else.
- */
-export function recordAccount(config: ServerConfig): string {
-	const oauth = config.oauth;
-	const identity = JSON.stringify([
-		"pi-mcp/record/v1",
-		config.name,
-		config.url ?? "",
-		oauth?.issuer ?? "",
-		oauth?.clientId ?? "",
-		oauth?.scope ?? "",
-		oauth?.grantType ?? "authorization_code",
-		oauth?.redirectUri ?? "",
-	]);
-	return createHash("sha256").update(identity).digest("hex");
-}
-
-/**
- * One server's credentials, stored as JSON under `recordAccount(config)`; nothing else is kept.
- *
- * - `version`: the record format. A reader treats a record of another version as absent (the
- *   next sign-in replaces it) and never rewrites parts of it.
- * - `tokens`: as the SDK saved them (access and refresh token, scope, issuer stamp).
- * - `expiresAt`: when the access token expires (epoch ms), computed from `expires_in` when the
- *   tokens were saved; absent when the server gave no lifetime.
- * - `issuedAt`: when the access token was received (epoch ms); with `expiresAt` it gives the
- *   token's lifetime, a quarter of which (at most 30 s) is the expiry margin. Absent in records
- *   written before it existed (the margin is then 30 s).
- * - `client`: dynamically registered client information (absent for a pre-registered `clientId`).
- * - `discovery`: the SDK's discovery state (RFC 9728 and RFC 8414 metadata; public documents).
- * - `issuer`: the authorization server the tokens and the client are bound to.
- * - `updatedAt`: when the record was written (epoch ms). With the cross-process refresh lock, a
- *   refresher re-reads the record under the lock and, when `updatedAt` is newer than the copy it
- *   started from, adopts the rotated tokens instead of refreshing with a spent refresh token.
- */
-export type CredentialRecord = Readonly<{
-	version: 1;
-	tokens?: StoredOAuthTokens;
-	expiresAt?: number;
-	issuedAt?: number;
-	client?: StoredOAuthClientInformation;
-	discovery?: OAuthDiscoveryState;
-	issuer?: string;
-	updatedAt: number;
-}>;
-
-export const RECORD_VERSION = 1;
-
-/** Parses a stored record; anything unreadable or of another version counts as no record. */
-export function parseRecord(text: string | undefined): CredentialRecord | undefined {
-	if (text === undefined) return undefined;
-	const value = ((): unknown => {
-		try {
-			return JSON.parse(text);
-		} catch {
-			return undefined;
-		}
-	})();
-	if (!isObject(value) || value.version !== RECORD_VERSION || typeof value.updatedAt !== "number") return undefined;
-	const tokens = isObject(value.tokens) && typeof value.tokens.access_token === "string" ? value.tokens : undefined;
-	return {
-		version: RECORD_VERSION,
-		tokens: tokens as unknown as StoredOAuthTokens | undefined,
-		expiresAt: typeof value.expiresAt === "number" ? value.expiresAt : undefined,
-		issuedAt: typeof value.issuedAt === "number" ? value.issuedAt : undefined,
-		client:
-			isObject(value.client) && typeof value.client.client_id === "string"
-				? (value.client as unknown as StoredOAuthClientInformation)
-				: undefined,
-		discovery:
-			isObject(value.discovery) && typeof value.discovery.authorizationServerUrl === "string"
-				? (value.discovery as unknown as OAuthDiscoveryState)
-				: undefined,
-		issuer: typeof value.issuer === "string" ? value.issuer : undefined,
-		updatedAt: value.updatedAt,
-	};
-}
-
-/** The JSON written to the keyring: exactly the record's fields, in a fixed order. */
-export function serializeRecord(record: CredentialRecord): string {
-	const { version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt } = record;
-	return JSON.stringify({ version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt });
-}
-
-export async function readRecord(
-	store: SecretStore,
-	account: string,
-	signal?: AbortSignal,
-): Promise<CredentialRecord | undefined> {
-	return parseRecord(await store.get(account, signal));
-}
-
-export async function writeRecord(
-	store: SecretStore,
-	account: string,
-	record: CredentialRecord,
-	signal?: AbortSignal,
-): Promise<void> {
-	await store.set(account, serializeRecord(record), signal);
 }

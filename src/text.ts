@@ -1,6 +1,6 @@
 /**
  * Text from elsewhere made safe to show here, the one copy of each rule: terminal escapes stripped
- * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`), and the
+ * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`, `shortText`), and the
  * sanitiser for errors and remote notices (`sanitize`: known secrets and secret-looking fragments
  * redacted, length bounded). Imports nothing of pi-mcp: every other room may use it.
  */
@@ -128,6 +128,18 @@ export function oneLine(text: string | undefined, max = 120): string {
 		.replace(/\s+/g, " ")
 		.trim();
 	return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** Text on one line, escapes stripped, cut at a word boundary near `max` characters with `…`
+ * (descriptions in listings, queries and errors quoted in them). */
+export function shortText(text: string | undefined, max = 120): string {
+	const line = oneLine(text, Number.POSITIVE_INFINITY);
+	if (line.length <= max) return line;
+	const head = line.slice(0, max - 1);
+	const space = head.lastIndexOf(" ");
+	// A word boundary unless the only one is far back (one very long word): then cut inside it.
+	const cut = space >= max * 0.6 ? head.slice(0, space) : head;
+	return `${cut.replace(/[\s,;:.–—-]+$/u, "")}…`;
 }
 
 /**

@@ -8,11 +8,12 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { modelStatus, runAction, userStatus } from "../src/actions.ts";
+import { runAction } from "../src/actions.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
+import { modelStatus, userStatus } from "../src/status.ts";
 import { type Params, parameters } from "../src/tool.ts";
 import { HOSTILE, LEGACY_EXIT, SERVER } from "./helpers/servers.ts";
 

@@ -11,11 +11,12 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type AuthProvider, Client, InsufficientScopeError, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createAuth } from "../src/auth.ts";
+import { parseRecord, recordAccount } from "../src/authstate.ts";
 import type { Auth } from "../src/contracts.ts";
 import { AuthorizationRequired, AuthRequired, SetupFailed } from "../src/errors.ts";
 import { createLoginService, type LoginService } from "../src/login.ts";
 import type { ServerConfig } from "../src/schema.ts";
-import { KeyringUnavailable, memoryStore, parseRecord, recordAccount, type SecretStore } from "../src/store.ts";
+import { KeyringUnavailable, memoryStore, type SecretStore } from "../src/store.ts";
 // @ts-expect-error -- plain ESM fixture without types
 import { browse } from "./fixtures/oauth/as.mjs";
 import { httpServer } from "./fixtures/oauth/config.ts";

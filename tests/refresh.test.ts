@@ -13,11 +13,12 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createAuth } from "../src/auth.ts";
+import { type CredentialRecord, readRecord, recordAccount, writeRecord } from "../src/authstate.ts";
 import type { Auth } from "../src/contracts.ts";
 import { AuthorizationRequired, SetupFailed } from "../src/errors.ts";
 import { createLoginService } from "../src/login.ts";
 import type { ServerConfig } from "../src/schema.ts";
-import { type CredentialRecord, keyringStore, readRecord, recordAccount, writeRecord } from "../src/store.ts";
+import { keyringStore } from "../src/store.ts";
 // @ts-expect-error -- plain ESM fixture without types
 import { browse } from "./fixtures/oauth/as.mjs";
 import { httpServer } from "./fixtures/oauth/config.ts";

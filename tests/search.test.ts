@@ -108,7 +108,7 @@ test("the index is built once per list object and rebuilt when the list changes"
 });
 
 test("result lines cut a description at a word boundary near 120 characters, with …", async () => {
-	const { shortText, toolEntry } = await import("../src/actions.ts");
+	const [{ shortText }, { toolEntry }] = await Promise.all([import("../src/text.ts"), import("../src/content.ts")]);
 	const long = `${"word ".repeat(40)}end`;
 	const cut = shortText(long);
 	assert.ok(cut.length <= 120, `${cut.length}`);

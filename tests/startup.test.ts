@@ -78,6 +78,7 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"processes.ts",
 		"runtime.ts",
 		"sdk.ts",
+		"status.ts",
 		"toolindex.ts",
 	]);
 	// The model starting an `mcp` call loads the SDK while the arguments stream (nothing connects).

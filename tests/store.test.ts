@@ -12,22 +12,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import {
-	type CredentialRecord,
-	KEYRING_SERVICE,
-	keyringStore,
-	parseRecord,
-	readRecord,
-	recordAccount,
-	serializeRecord,
-	writeRecord,
-} from "../src/store.ts";
+import { type CredentialRecord, parseRecord, readRecord, recordAccount, serializeRecord, writeRecord } from "../src/authstate.ts";
+import { KEYRING_SERVICE, keyringStore } from "../src/store.ts";
 import { httpServer } from "./fixtures/oauth/config.ts";
 
 const run = promisify(execFile);
 const root = new URL("..", import.meta.url).pathname;
 const storeModule = new URL("../src/store.ts", import.meta.url).href;
 const authModule = new URL("../src/auth.ts", import.meta.url).href;
+const recordModule = new URL("../src/authstate.ts", import.meta.url).href;
 const loginModule = new URL("../src/login.ts", import.meta.url).href;
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -188,7 +181,8 @@ describe("keyring unavailable (child process without a session bus)", { timeout:
 		const started = Date.now() - 1000;
 		const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, TMPDIR: tmp, NODE_OPTIONS: "" };
 		const code = `
-			const { keyringStore, writeRecord } = await import(${JSON.stringify(storeModule)});
+			const { keyringStore } = await import(${JSON.stringify(storeModule)});
+			const { writeRecord } = await import(${JSON.stringify(recordModule)});
 			const store = keyringStore();
 			const out = [];
 			for (const [op, fn] of [
