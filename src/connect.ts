@@ -2,10 +2,11 @@
  * Opens one server: the transport (a stdio child in its own process group, marked with an owner
  * value, or Streamable HTTP with the narrow auth provider) and era negotiation; on failure nothing
  * started is left running. Closing kills the process group and sweeps what escaped it. The
- * connection table that decides when to open lives in `runtime.ts`; messages in `failures.ts`.
+ * connection table that decides when to open lives in `connections.ts` (`runtime.ts` hands it these
+ * two functions); messages in `failures.ts`.
  */
 import { randomUUID } from "node:crypto";
-import type { AuthProvider, Client } from "@modelcontextprotocol/client";
+import type { AuthProvider } from "@modelcontextprotocol/client";
 import type { TailBuffer } from "./bounded.ts";
 import type { ClientInfo, Live } from "./contracts.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";

@@ -1,16 +1,16 @@
 /**
  * The connection table's operations: per-server state records (replaced whole, re-read after every
- * `await`), opening a server through `connect.ts`, the coalesced tool listing, failures turned into
- * errors naming the server, and status. `runtime.ts` holds the table and the `Runtime` face.
+ * `await`), the shared setup, the coalesced tool listing, failures turned into errors naming the
+ * server, and status. How one server is opened and closed is not known here: `runtime.ts` builds
+ * the table with its `open` and `close` (bound to `connect.ts`) and holds the `Runtime` face.
  */
-import type { AuthProvider, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
+import type { AuthProvider, Tool } from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
 import { TailBuffer } from "./bounded.ts";
-import { closeLive, openServer } from "./connect.ts";
-import type { ClientInfo, Live, RuntimeOptions, ServerStatus } from "./contracts.ts";
+import type { Live, RuntimeOptions, ServerStatus } from "./contracts.ts";
 import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
-import { closedError, requestError, setupError } from "./failures.ts";
-import type { ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
+import { requestError, setupError } from "./failures.ts";
+import type { ServerConfig, ServerEntry } from "./schema.ts";
 import type { Sdk } from "./sdk.lazy.ts";
 import { loadSdk } from "./sdk.ts";
 import { escapeName, sanitize } from "./text.ts";
@@ -22,13 +22,18 @@ export type Connection =
 	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listing?: Promise<ToolIndex> }>
 	| Readonly<{ state: "failed"; error: Error }>;
 
-/** One runtime's state: its options, the entries, the connection records, stderr tails and its shutdown. */
+/**
+ * One runtime's state: its options, the entries, the connection records, stderr tails and its
+ * shutdown, and how to open one server (credentials first, nothing started on failure) and close one.
+ */
 export type Table = Readonly<{
 	options: RuntimeOptions;
 	entries: Map<string, ServerEntry>;
 	connections: Map<string, Connection>;
 	stderrTails: Map<string, TailBuffer>;
 	shutdown: AbortController;
+	open: (config: ServerConfig, signal: AbortSignal) => Promise<Live>;
+	close: (live: Live) => Promise<void>;
 }>;
 
 export function connection(t: Table, name: string): Connection {
@@ -88,25 +93,6 @@ export async function credentials(t: Table, config: ServerConfig, signal: AbortS
 	return awaitWith(t.options.auth.prepare(config, signal), signal, () => signal.reason);
 }
 
-/** Credentials are checked before anything connects: a missing one never costs a process or a request. */
-export async function open(t: Table, config: ServerConfig, signal: AbortSignal): Promise<Live> {
-	const name = config.name;
-	const authProvider = await credentials(t, config, signal);
-	const tail = tailOf(t, name);
-	return openServer(config, {
-		clientInfo: t.options.clientInfo,
-		signal,
-		authProvider,
-		tail,
-		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
-		onClose: (live) => {
-			const current = connection(t, name);
-			if (current.state !== "ready" || current.live !== live) return;
-			t.connections.set(name, { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) });
-		},
-	});
-}
-
 export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Live> {
 	const config = configOf(t, name);
 	if (t.shutdown.signal.aborted) return Promise.reject(new CallFailed(name, "the MCP session has ended", "shutdown"));
@@ -122,7 +108,7 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 	const onShutdown = () => abort.abort(new Error("shutdown"));
 	t.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
 	const timedOut = () => (abort.signal.reason as Error | undefined)?.message === "setup timeout";
-	const setup = open(t, config, abort.signal).then(
+	const setup = t.open(config, abort.signal).then(
 		(live) => {
 			const now = connection(t, name);
 			if (now.state === "connecting" && now.setup === setup) {
@@ -130,15 +116,19 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 				return live;
 			}
 			// Superseded by a reconnect or shutdown while connecting: close what we opened.
-			return closeLive(live).then(() => {
+			return t.close(live).then(() => {
 				throw new CallFailed(name, `the connection to MCP server "${name}" was reset while starting`, "closed");
 			});
 		},
 		async (error: unknown) => {
 			const end = { ended: t.shutdown.signal.aborted, aborted: abort.signal.aborted, timedOut: timedOut() };
-			const failure = await setupError(config, error, end, t.stderrTails.get(name)?.text(), (text) => clean(t, name, text));
-			const now = connection(t, name);
+			const tail = t.stderrTails.get(name)?.text();
 			// Missing credentials do not latch: once the user signs in, the next call connects.
+			const failure =
+				error instanceof AuthRequired
+					? error
+					: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text));
+			const now = connection(t, name);
 			const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
 			if (now.state === "connecting" && now.setup === setup) t.connections.set(name, next);
 			throw failure;
@@ -239,7 +229,7 @@ export async function reset(t: Table, name: string): Promise<void> {
 		current.abort.abort(new Error("reset"));
 		await current.setup.catch(() => undefined);
 	}
-	if (current.state === "ready") await closeLive(current.live);
+	if (current.state === "ready") await t.close(current.live);
 }
 
 export function statusOf(t: Table, entry: ServerEntry): ServerStatus {

@@ -1,12 +1,12 @@
 /**
  * What went wrong, said once: a setup that failed, a connection that closed by itself, a request
  * that failed. Each message names the server, says what to do, and passes the sanitiser; SDK
- * errors are recognised by the SDK's own idiom (`instanceof SdkError` and its codes).
+ * errors are recognised by the SDK's own idiom (`instanceof SdkError` and its codes), with the
+ * loaded SDK passed in by the caller (this file never loads it).
  */
 import { AuthRequired, CallFailed, errorText, SetupFailed } from "./errors.ts";
 import type { ServerConfig } from "./schema.ts";
 import type { Sdk } from "./sdk.lazy.ts";
-import { loadSdk } from "./sdk.ts";
 
 /** Why a setup ended, for `setupError`. */
 export type SetupEnd = Readonly<{ ended: boolean; aborted: boolean; timedOut: boolean }>;
@@ -21,16 +21,17 @@ function stderrOf(tail: string | undefined): string {
 }
 
 /** A failed setup as one message saying what happened and what to do; `AuthRequired` passes as is. */
-export async function setupError(
+export function setupError(
+	sdk: Sdk,
 	config: ServerConfig,
 	error: unknown,
 	end: SetupEnd,
 	tail: string | undefined,
 	clean: (text: string) => string,
-): Promise<Error> {
+): Error {
 	const name = config.name;
 	if (error instanceof AuthRequired) return error;
-	const { SdkError, SdkErrorCode } = await loadSdk();
+	const { SdkError, SdkErrorCode } = sdk;
 	const raw = errorText(error);
 	const sdkCode = error instanceof SdkError ? error.code : undefined;
 	const reason = end.ended

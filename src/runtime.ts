@@ -1,34 +1,63 @@
 /**
- * The connection table: one SDK client per server, opened lazily by `connect.ts` and shared by
- * concurrent callers; independent calls; latched failures; reset and teardown. State per server
- * is a readonly record replaced whole; every `await` is followed by a re-read (a reconnect or
- * shutdown may have replaced it).
+ * The runtime: composes the connection table (`connections.ts`) with how one server is opened and
+ * closed (`connect.ts`, given the table's credentials, stderr tail and close handling), and serves
+ * the `Runtime` face: one SDK client per server, opened lazily and shared by concurrent callers;
+ * independent calls; latched failures; reset and teardown. State per server is a readonly record
+ * replaced whole; every `await` is followed by a re-read (a reconnect or shutdown may have replaced it).
  */
 
-import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
+import type { CallToolResult } from "@modelcontextprotocol/client";
 import { settledWithin } from "./async.ts";
 import type { TailBuffer } from "./bounded.ts";
-import { closeLive } from "./connect.ts";
+import { closeLive, openServer } from "./connect.ts";
 import {
 	type Connection,
 	callError,
+	clean,
 	configOf,
 	connection,
+	credentials,
 	index,
 	ready,
 	reset,
 	statusOf,
+	stepUp,
 	type Table,
+	tailOf,
 	unknownServer,
 	visibleTool,
 } from "./connections.ts";
-import type { Runtime, RuntimeOptions, ServerStatus } from "./contracts.ts";
+import type { Live, Runtime, RuntimeOptions } from "./contracts.ts";
 import { CallFailed } from "./errors.ts";
-import type { ServerEntry } from "./schema.ts";
+import { closedError } from "./failures.ts";
+import type { ServerConfig, ServerEntry } from "./schema.ts";
+import { loadSdk } from "./sdk.ts";
 import { sanitize } from "./text.ts";
 
 /** How long `dispose` waits for an aborted setup to wind down. */
 const SHUTDOWN_SETUP_WAIT_MS = 2000;
+
+/**
+ * Opens one server for the table: its credentials, stderr tail, step-up mapping and close handling.
+ * Credentials are checked before anything connects: a missing one never costs a process or a request.
+ */
+async function open(t: Table, config: ServerConfig, signal: AbortSignal): Promise<Live> {
+	const name = config.name;
+	const authProvider = await credentials(t, config, signal);
+	const tail = tailOf(t, name);
+	return openServer(config, {
+		clientInfo: t.options.clientInfo,
+		signal,
+		authProvider,
+		tail,
+		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
+		onClose: (live) => {
+			const current = connection(t, name);
+			if (current.state !== "ready" || current.live !== live) return;
+			t.connections.set(name, { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) });
+		},
+	});
+}
 
 export function createRuntime(options: RuntimeOptions): Runtime {
 	const t: Table = {
@@ -37,6 +66,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		connections: new Map<string, Connection>(),
 		stderrTails: new Map<string, TailBuffer>(),
 		shutdown: new AbortController(),
+		open: (config, signal) => open(t, config, signal),
+		close: closeLive,
 	};
 	return {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
