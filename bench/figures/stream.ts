@@ -1,6 +1,6 @@
 /**
  * Figures 8 and 9 (issue 15): the first call as a user feels it, with a faux model that streams its tool
- * calls at a realistic pace (`BENCH_FAUX_TPS`, one token of 4 characters per delta).
+ * calls at a realistic pace (`BENCH_FAUX_TPS`, one token of 4 characters per delta, on the wall clock).
  * - 8 "first-call wait": from the end of a call's streaming (`toolcall_end` on Pi's JSON stream) to its
  *   result (`tool_execution_end`), for the first call (cold) and a second one (warm) of the same run;
  * - 9 "launch to first result": from spawning Pi to the first call's result, with 1 and with 8 servers.
@@ -209,7 +209,8 @@ const PEER_NAMES: Readonly<Record<string, string>> = {
 
 const METHOD = [
 	`Pi 1.6 \`--mode json\`, the faux model (\`bench/fixtures/faux-record.ts\`) streaming at ${TOKENS_PER_SECOND} tokens/s, one token`,
-	"(4 characters) per delta, through pi-ai's faux provider (`tokensPerSecond`). Each run: two calls that echo a 120-character",
+	"(4 characters) per delta, on the wall clock (delta n due n/TPS s after the response starts; a late one goes out at once, as",
+	"a hosted model's stream keeps coming while the client works). Each run: two calls that echo a 120-character",
 	"sentence (~30 tokens) through the fixture server `fx` (`tests/fixtures/server.mjs` over stdio), then a text answer. Each",
 	"variant writes its call the way its model would (pi-mcp `mcp({ action, server, tool, args })`, ~44 tokens; built-in",
 	"`mcp__fx__echo({ text })`, ~32; codemode a script, ~48; adapter `mcp({ tool, args })`, ~38), each in its own sandbox, with",
