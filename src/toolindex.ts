@@ -30,7 +30,10 @@ function hiddenReason(tool: Tool): string | undefined {
 
 function buildIndex(tools: readonly Tool[]): ToolIndex {
 	const hidden = new Map(
-		tools.flatMap((tool) => (hiddenReason(tool) ? [[tool.name, hiddenReason(tool) as string] as const] : [])),
+		tools.flatMap((tool) => {
+			const reason = hiddenReason(tool);
+			return reason ? [[tool.name, reason] as const] : [];
+		}),
 	);
 	const visible = tools.filter((tool) => !hidden.has(tool.name));
 	return { tools: visible, byName: new Map(visible.map((tool) => [tool.name, tool])), hidden, listed: tools };
