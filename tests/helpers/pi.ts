@@ -327,12 +327,23 @@ function spawnPi(argv: readonly string[], sandbox: Sandbox, env: Readonly<Record
 	child.stdin?.on("error", () => {
 		// EPIPE after Pi exited: reported through the exit code.
 	});
+	// "exit" can come before the last stderr chunk is read: the result waits for stderr to close too (after
+	// the leftovers, which could hold it, are killed), so `stderr()` is whole once `exited` resolves. The
+	// timer only guards against a pipe some stray process keeps open.
+	const stderrClosed = new Promise<void>((resolve) => child.stderr?.once("close", () => resolve()));
 	const exited = new Promise<ExitInfo>((resolve) => {
 		child.once("exit", (code, signal) => {
 			const leftoverPids = processGroupPids(pid);
 			for (const p of leftoverPids) killQuietly(p, "SIGKILL");
 			liveChildren.delete(pid);
-			resolve({ code, signal, leftoverPids });
+			const guard: { id?: NodeJS.Timeout } = {};
+			const stray = new Promise<void>((done) => {
+				guard.id = setTimeout(done, 5000);
+			});
+			void Promise.race([stderrClosed, stray]).then(() => {
+				clearTimeout(guard.id);
+				resolve({ code, signal, leftoverPids });
+			});
 		});
 	});
 	return { child, pid, stderr: () => errChunks.join(""), exited, kill: () => killTree(pid) };
