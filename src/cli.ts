@@ -79,9 +79,23 @@ function version(): string {
 	return pkg.version ?? "0.0.0";
 }
 
+/** Shared messages name Pi's `/mcp` commands; here the shell's (`pi-mcp login` asks for a pasted address itself). */
+export function shellWords(text: string): string {
+	return text
+		.replace(
+			/ ?If the browser runs on another machine, the address it ends on can be pasted with: \/mcp login [\w-]+ <that address>/g,
+			"",
+		)
+		.replace(/\/mcp login ([\w-]+)/g, "pi-mcp login $1")
+		.replace(/\/mcp reconnect [\w-]+/g, "pi-mcp doctor");
+}
+
 /** What every command works with; `close` stops every server and listener. */
 export type Cli = Readonly<{
+	/** Messages and errors, in the shell's words (`shellWords`). */
 	io: CliIo;
+	/** A tool's own result text, as the server sent it. */
+	content: (text: string) => void;
 	flags: Flags;
 	agentDir: string;
 	config: ConfigSnapshot;
@@ -136,7 +150,8 @@ async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cl
 	});
 	const overflow = createOverflowStore();
 	return {
-		io,
+		io: { ...io, out: (text) => io.out(shellWords(text)), err: (text) => io.err(shellWords(text)) },
+		content: io.out,
 		flags,
 		agentDir,
 		config,
@@ -195,7 +210,9 @@ function oauthConfig(cli: Cli, name: string | undefined, command: string): Serve
  * overflow file and named. JSON output keeps the blocks as the model would get them. */
 async function printResult(cli: Cli, result: Result, extra: Readonly<Record<string, unknown>>): Promise<number> {
 	if (cli.flags.json) {
-		cli.io.out(`${JSON.stringify({ ...extra, isError: result.isError === true, content: result.content })}\n`);
+		(result.isError ? cli.io.out : cli.content)(
+			`${JSON.stringify({ ...extra, isError: result.isError === true, content: result.content })}\n`,
+		);
 		return result.isError ? EXIT.failed : EXIT.ok;
 	}
 	const parts = await Promise.all(
@@ -205,7 +222,7 @@ async function printResult(cli: Cli, result: Result, extra: Readonly<Record<stri
 			return "path" in saved ? `[${block.mimeType} image saved to ${saved.path}]` : `[${block.mimeType} image: ${saved.refused}]`;
 		}),
 	);
-	cli.io.out(`${parts.join("\n")}\n`);
+	(result.isError ? cli.io.out : cli.content)(`${parts.join("\n")}\n`);
 	return result.isError ? EXIT.failed : EXIT.ok;
 }
 
@@ -373,7 +390,7 @@ export async function main(
 			error instanceof AuthRequired && "url" in error
 				? `MCP server "${error.server}" needs sign-in: run pi-mcp login ${error.server}`
 				: sanitize((error as Error).message);
-		io.err(`pi-mcp: ${text}\n`);
+		io.err(`pi-mcp: ${shellWords(text)}\n`);
 		return error instanceof AuthRequired ? EXIT.signIn : EXIT.failed;
 	} finally {
 		await cli.close();

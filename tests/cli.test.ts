@@ -211,6 +211,9 @@ describe("list, tools, call against fixture servers", () => {
 		assert.match(call.stderr, /"broken"/);
 		assert.match(call.stderr, /fixture crash: missing API_KEY/);
 		assert.equal(call.stderr.includes("\u001b"), false);
+		// The shared message's "run /mcp reconnect broken" is said the shell's way.
+		assert.match(call.stderr, /Fix the cause, then run pi-mcp doctor\./);
+		assert.doesNotMatch(call.stderr, /\/mcp /);
 
 		const doctor = await run(sandbox(), ["doctor"]);
 		assert.equal(doctor.code, 1, doctor.stdout);
@@ -225,6 +228,7 @@ describe("list, tools, call against fixture servers", () => {
 		assert.match(doctor.stdout, /ok {3}off: disabled/);
 		assert.match(doctor.stdout, /FAIL bad: invalid — /);
 		assert.match(doctor.stderr, /connecting to 2 servers…/);
+		assert.doesNotMatch(doctor.stdout, /\/mcp /, "no Pi command in the shell's report");
 
 		const json = await run(sandbox(), ["doctor", "--json"]);
 		const report = JSON.parse(json.stdout) as { ok: boolean; servers: { name: string; ok: boolean }[] };
@@ -313,4 +317,20 @@ describe("hostile names (issue #13, item 3)", () => {
 		assert.ok(unknown.stderr.includes(String.raw`unknown MCP server "nope\u001b[2J\u202e"; configured: fixture`), unknown.stderr);
 		assert.equal(unknown.stderr.includes("\u001b") || unknown.stderr.includes("\u202e"), false, JSON.stringify(unknown.stderr));
 	});
+});
+
+test("shellWords: Pi's /mcp hints become pi-mcp's, the paste hint goes, other text stays", async () => {
+	const { shellWords } = await import("../src/cli.ts");
+	assert.equal(
+		shellWords('MCP server "fx" failed to start: boom.\nFix the cause, then run /mcp reconnect fx.'),
+		'MCP server "fx" failed to start: boom.\nFix the cause, then run pi-mcp doctor.',
+	);
+	assert.equal(shellWords("Run /mcp login my-server for a new link."), "Run pi-mcp login my-server for a new link.");
+	assert.equal(
+		shellWords(
+			"The link is valid for 5 minutes. If the browser runs on another machine, the address it ends on can be pasted with: /mcp login fx <that address>",
+		),
+		"The link is valid for 5 minutes.",
+	);
+	assert.equal(shellWords("a result that mentions /mcp in passing"), "a result that mentions /mcp in passing");
 });
