@@ -10,7 +10,7 @@ import { blocksResult, listingResult, page, type Result, toolsAction } from "./l
 import type { McpDetails } from "./render.ts";
 import { isObject } from "./schema.ts";
 import { modelStatus } from "./status.ts";
-import { escapeName, oneLine, stripTerminal } from "./text.ts";
+import { escapeName, oneLine, stripProse } from "./text.ts";
 import { ACTIONS, type Params } from "./tool.ts";
 
 /** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
@@ -100,9 +100,9 @@ async function describeAction(
 	const tool = await runtime.tool(server, toolName, signal);
 	const lines = [
 		`${server}/${escapeName(tool.name)}`,
-		tool.description ? stripTerminal(tool.description) : undefined,
-		`input schema: ${stripTerminal(JSON.stringify(tool.inputSchema))}`,
-		tool.outputSchema ? `output schema: ${stripTerminal(JSON.stringify(tool.outputSchema))}` : undefined,
+		tool.description ? stripProse(tool.description) : undefined,
+		`input schema: ${stripProse(JSON.stringify(tool.inputSchema))}`,
+		tool.outputSchema ? `output schema: ${stripProse(JSON.stringify(tool.outputSchema))}` : undefined,
 	].filter((line): line is string => line !== undefined);
 	const presented = await present([{ kind: "text", text: lines.join("\n") }], overflow, `${server}-${toolName}-schema`);
 	return blocksResult({ action: params.action, server, tool: toolName }, presented.content, presented.info);

@@ -15,7 +15,7 @@ import {
 } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { CommandSession } from "./contracts.ts";
-import { escapeName, oneLine, sanitize, stripTerminal } from "./text.ts";
+import { escapeName, oneLine, sanitize, stripProse } from "./text.ts";
 
 const TEXT_ROWS = 18;
 
@@ -153,9 +153,9 @@ export function schemaScreen(ui: Ui, server: string, name: string): Screen {
 	const holder = { text: "loading…" };
 	ui.session.runtime.tool(server, name).then(
 		(tool) => {
-			const schema = (value: unknown) => stripTerminal(JSON.stringify(value, null, 2));
+			const schema = (value: unknown) => stripProse(JSON.stringify(value, null, 2));
 			holder.text = [
-				tool.description ? stripTerminal(tool.description) : undefined,
+				tool.description ? stripProse(tool.description) : undefined,
 				`input schema:\n${schema(tool.inputSchema)}`,
 				tool.outputSchema ? `output schema:\n${schema(tool.outputSchema)}` : undefined,
 			]

@@ -122,9 +122,22 @@ export function stripTerminal(text: string): string {
 	return runs.join("");
 }
 
-/** `text` on one line: escapes stripped, whitespace collapsed, cut at `max` characters with an ellipsis. */
+/**
+ * Characters that make what the user sees differ from what the model reads: bidi marks, embeddings,
+ * overrides and isolates (they reorder the display), and tag characters U+E0000–U+E007F (invisible
+ * on screen, readable by a model: "ASCII smuggling"). Removed from a server's prose about itself
+ * (descriptions, schemas); tool results keep them (a flag emoji is made of tag characters).
+ */
+const HIDDEN_IN_PROSE = /[\u200E\u200F\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}]/gu;
+
+/** A server's prose as both the user and the model may see it: escapes stripped, `HIDDEN_IN_PROSE` removed. */
+export function stripProse(text: string): string {
+	return stripTerminal(text).replace(HIDDEN_IN_PROSE, "");
+}
+
+/** `text` on one line: escapes and hidden characters stripped, whitespace collapsed, cut at `max` characters with an ellipsis. */
 export function oneLine(text: string | undefined, max = 120): string {
-	const line = stripTerminal(text ?? "")
+	const line = stripProse(text ?? "")
 		.replace(/\s+/g, " ")
 		.trim();
 	return line.length > max ? `${line.slice(0, max - 1)}…` : line;

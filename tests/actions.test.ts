@@ -247,6 +247,16 @@ describe("listings go through the output rules", async () => {
 		}
 	});
 
+	test("tools and describe: descriptions and schemas lose bidi controls and tag characters", async () => {
+		const HIDDEN = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]|\udb40[\udc00-\udc7f]/u;
+		const listing = textOf(await run(session, { action: "tools", server: "hx" }));
+		assert.match(listing, /Tool odd-newline with a hostile name/, listing);
+		assert.doesNotMatch(listing, HIDDEN, JSON.stringify(listing));
+		const described = textOf(await run(session, { action: "describe", server: "hx", tool: "odd\nname" }));
+		assert.match(described, /"description":"a path"/, described);
+		assert.doesNotMatch(described, HIDDEN, JSON.stringify(described));
+	});
+
 	test('"limit" has a maximum of 200', async () => {
 		for (const action of ["resources", "templates", "prompts", "tools"] as const) {
 			await assert.rejects(run(session, { action, server: "hx", limit: 201 }), {
