@@ -162,7 +162,7 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
 	}
 	const whole = cutHead(pieces);
 	// When cutting, room is kept for the notice so that text and notice together stay within the limits.
-	const cut = whole.truncated ? cutHead(pieces, INLINE_MAX_BYTES - NOTICE_ROOM, INLINE_MAX_LINES - 1) : whole;
+	const cut = whole.truncated ? cutHead(pieces, INLINE_MAX_BYTES - NOTICE_ROOM, INLINE_MAX_LINES - 1, whole) : whole;
 	if (!cut.truncated) {
 		const text = cut.text || (images.length > 0 ? "" : "(no content)");
 		const content: PiBlock[] = [...(text ? [{ type: "text" as const, text }] : []), ...images];

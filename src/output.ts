@@ -87,9 +87,15 @@ function headBytes(text: string, maxBytes: number): string {
  * Keeps the head of the joined pieces within the byte and line limits. Linear in what it keeps:
  * each piece is sliced, never the whole result copied. Prefers cutting at a line end.
  */
-export function cutHead(pieces: readonly string[], maxBytes = INLINE_MAX_BYTES, maxLines = INLINE_MAX_LINES): Cut {
-	const totalBytes = pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
-	const totalLines = pieceLines(pieces);
+export function cutHead(
+	pieces: readonly string[],
+	maxBytes = INLINE_MAX_BYTES,
+	maxLines = INLINE_MAX_LINES,
+	/** The totals of an earlier cut of the same pieces: a second cut (tighter limits) does not count again. */
+	known?: Readonly<Pick<Cut, "totalBytes" | "totalLines">>,
+): Cut {
+	const totalBytes = known?.totalBytes ?? pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
+	const totalLines = known?.totalLines ?? pieceLines(pieces);
 	if (totalBytes <= maxBytes && totalLines <= maxLines) {
 		return { text: pieces.join(""), truncated: false, shownBytes: totalBytes, shownLines: totalLines, totalBytes, totalLines };
 	}
