@@ -11,7 +11,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { runAction } from "./actions.ts";
 import { loadConfig, unknownServer } from "./config.ts";
-import type { Auth, Runtime, Session } from "./contracts.ts";
+import type { Auth, Credentials, Runtime, Session } from "./contracts.ts";
 import { AuthRequired } from "./errors.ts";
 import { matchingTools, type Result, toolListing } from "./listing.ts";
 import type { LoginService } from "./login.ts";
@@ -90,6 +90,15 @@ export function shellWords(text: string): string {
 		.replace(/\/mcp reconnect [\w-]+/g, "pi-mcp doctor");
 }
 
+/** The runtime's `Credentials`, auth loaded on first use; the setup's signal and the secrets seen pass through. */
+export function deferredCredentials(auth: () => Promise<Auth>, made: () => Auth | undefined): Credentials {
+	return {
+		prepare: async (server, signal) => (await auth()).prepare(server, signal),
+		stepUp: async (server, error) => (await auth()).stepUp(server, error),
+		secrets: () => made()?.secrets() ?? [],
+	};
+}
+
 /** What every command works with; `close` stops every server and listener. */
 export type Cli = Readonly<{
 	/** Messages and errors, in the shell's words (`shellWords`). */
@@ -113,7 +122,7 @@ async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cl
 	const config = await loadConfig({ agentDir, cwd: io.cwd, trusted: flags.approve, env: io.env });
 	const listeners: ((server: string, message: string, ok: boolean) => void)[] = [];
 	// The auth modules and the keyring binding load only for servers that need credentials.
-	const made: { promise?: Promise<Readonly<{ auth: Auth; login: LoginService }>> } = {};
+	const made: { promise?: Promise<Readonly<{ auth: Auth; login: LoginService }>>; auth?: Auth } = {};
 	const auth = async (): Promise<Auth> => {
 		made.promise ??= Promise.all([import("./auth.ts"), import("./login.ts"), import("./store.ts")]).then(
 			([{ createAuth }, { createLoginService }, { keyringStore }]) => {
@@ -127,26 +136,17 @@ async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cl
 						for (const listener of listeners) listener(server, message, ok);
 					},
 				});
+				made.auth = created;
 				return { auth: created, login };
 			},
 		);
 		return (await made.promise).auth;
 	};
-	const lazyAuth: Auth = {
-		prepare: async (server) => (await auth()).prepare(server),
-		stepUp: async (server, error) => (await auth()).stepUp(server, error),
-		login: async (server) => (await auth()).login(server),
-		complete: async (server, url) => (await auth()).complete(server, url),
-		logout: async (server) => (await auth()).logout(server),
-		credentialState: async (server) => (await auth()).credentialState(server),
-		secrets: () => [],
-		dispose: () => undefined,
-	};
 	const runtime = createRuntime({
 		servers: config.servers,
 		env: io.env,
 		clientInfo: { name: "pi-mcp", version: version() },
-		auth: lazyAuth,
+		auth: deferredCredentials(auth, () => made.auth),
 	});
 	const overflow = createOverflowStore();
 	return {

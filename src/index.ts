@@ -58,7 +58,7 @@ type Open = Readonly<{ config: ConfigSnapshot; owned: Owned; runtime?: Runtime; 
  * The auth modules (and `node:http` for the loopback receiver, the keyring binding) load only when a
  * server needs credentials: a session without OAuth or bearer servers never pays for them.
  */
-function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void> }>): Owned {
+export function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void> }>): Owned {
 	const holder: { made?: { auth: Auth; dispose: () => Promise<void> }; promise?: Promise<Auth> } = {};
 	// Not `once()`: shutdown must know whether the auth modules were ever asked for.
 	const get = (): Promise<Auth> => {
@@ -69,7 +69,8 @@ function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promise<void>
 		return holder.promise;
 	};
 	const auth: Auth = {
-		prepare: async (config) => (await get()).prepare(config),
+		// The setup's signal goes on: the auth modules stop their requests and keyring waits with it.
+		prepare: async (config, signal) => (await get()).prepare(config, signal),
 		stepUp: async (config, error) => (await get()).stepUp(config, error),
 		login: async (config) => (await get()).login(config),
 		complete: async (config, url) => (await get()).complete(config, url),

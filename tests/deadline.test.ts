@@ -12,9 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { createAuth } from "../src/auth.ts";
+import { deferredCredentials } from "../src/cli.ts";
 import { loadConfig } from "../src/config.ts";
-import type { Credentials } from "../src/contracts.ts";
+import type { Auth, Credentials } from "../src/contracts.ts";
 import { SetupFailed } from "../src/errors.ts";
+import { lazyAuth } from "../src/index.ts";
 import { createLoginService } from "../src/login.ts";
 import { acquireLock, ensurePrivateDir } from "../src/refresh.ts";
 import { createRuntime } from "../src/runtime.ts";
@@ -163,6 +165,49 @@ describe("auth-phase requests stop with the setup signal", { timeout: 60_000 }, 
 			await held.release();
 		}
 	});
+});
+
+describe("the deferred auth faces hand the setup's signal on", { timeout: 60_000 }, () => {
+	const faces: readonly (readonly [string, (real: Auth) => Credentials])[] = [
+		["the extension's (index.ts)", (real) => lazyAuth(async () => ({ auth: real, dispose: async () => undefined })).auth],
+		[
+			"pi-mcp's (cli.ts)",
+			(real) =>
+				deferredCredentials(
+					async () => real,
+					() => real,
+				),
+		],
+	];
+	for (const [name, face] of faces) {
+		test(`${name}: a reconnect closes the connection to a silent authorization server`, async () => {
+			const silent = await silentServer();
+			const url = await protectedResource(silent.url);
+			const sandbox = await makeSandbox();
+			cleanups.push(() => sandbox.cleanup());
+			const oauth = { grantType: "client_credentials", clientId: "c", clientSecretEnv: "CS", issuer: silent.url };
+			// 60 s: without the signal the request would wait that long for the silent server.
+			const entry = { url, auth: "oauth", oauth, timeout: 60 };
+			await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { machine: entry } }));
+			const env = { CS: "client-secret-0123" };
+			const config = await loadConfig({ agentDir: sandbox.agentDir, cwd: sandbox.cwd, trusted: false, env });
+			const runtime = createRuntime({
+				servers: config.servers,
+				env,
+				clientInfo: { name: "t", version: "0" },
+				auth: face(auth(memoryStore(), env)),
+			});
+			cleanups.push(() => runtime.dispose());
+			const pending = runtime.tools("machine").then(
+				() => "connected",
+				(error: Error) => error.message,
+			);
+			await silent.connected;
+			await runtime.reset("machine");
+			assert.match(await pending, /cancelled by a reconnect|reset/);
+			await silent.closed;
+		});
+	}
 });
 
 describe("the runtime bounds the credential phase", { timeout: 60_000 }, () => {
