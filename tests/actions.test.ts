@@ -4,49 +4,41 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runAction } from "../src/actions.ts";
-import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
-import { createOverflowStore } from "../src/output.ts";
-import { createRuntime } from "../src/runtime.ts";
 import { modelStatus, userStatus } from "../src/status.ts";
 import { type Params, parameters } from "../src/tool.ts";
 import { HOSTILE, LEGACY_EXIT, SERVER } from "./helpers/servers.ts";
+import { type OpenSession, openSession } from "./helpers/session.ts";
 
-const sessions: { session: Session; dir: string }[] = [];
+const opened: OpenSession[] = [];
 after(async () => {
-	for (const { session, dir } of sessions) {
-		await session.runtime.dispose();
-		await session.overflow.dispose();
-		await rm(dir, { recursive: true, force: true });
-	}
+	for (const { close } of opened) await close();
 });
 
+/** A session over `servers`, closed after the file's tests. */
+async function sessionOver(servers: Readonly<Record<string, unknown>>, prefix: string): Promise<Session & { dir: string }> {
+	const open = await openSession(servers, prefix);
+	opened.push(open);
+	return { ...open.session, dir: open.dir };
+}
+
 async function makeSession(): Promise<Session & { dir: string }> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-actions-"));
-	const servers = {
-		modern: { command: process.execPath, args: [SERVER, "stdio"] },
-		legacy: { command: process.execPath, args: [SERVER, "stdio"], protocolVersion: "legacy" },
-		plain: { command: process.execPath, args: [LEGACY_EXIT] },
-		noisy: {
-			command: process.execPath,
-			args: [SERVER, "stdio"],
-			env: { FIXTURE_STDERR_BANNER: "\u001b]0;title\u0007banner \u001b[31mred\u001b[0m\u001b]52;c;eA==\u0007" },
+	return sessionOver(
+		{
+			modern: { command: process.execPath, args: [SERVER, "stdio"] },
+			legacy: { command: process.execPath, args: [SERVER, "stdio"], protocolVersion: "legacy" },
+			plain: { command: process.execPath, args: [LEGACY_EXIT] },
+			noisy: {
+				command: process.execPath,
+				args: [SERVER, "stdio"],
+				env: { FIXTURE_STDERR_BANNER: "\u001b]0;title\u0007banner \u001b[31mred\u001b[0m\u001b]52;c;eA==\u0007" },
+			},
 		},
-	};
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
-	const session: Session = {
-		config,
-		runtime: createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "t", version: "0" } }),
-		overflow: createOverflowStore({ baseDir: dir }),
-	};
-	sessions.push({ session, dir });
-	return { ...session, dir };
+		"pi-mcp-actions-",
+	);
 }
 
 const run = (session: Session, params: Params) => runAction(session, params, undefined, undefined);
@@ -202,21 +194,14 @@ const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\
 const TITLE = "\u001b]0;pwned\u0007";
 
 async function hostileSession(): Promise<Session> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-hostile-"));
-	const servers = {
-		hx: { command: process.execPath, args: [HOSTILE] },
-		big: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "500" } },
-		[`evil\u001b[2J${TITLE}\u202e\u200b`]: { command: process.execPath, args: [HOSTILE] },
-	};
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
-	const session: Session = {
-		config,
-		runtime: createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "t", version: "0" } }),
-		overflow: createOverflowStore({ baseDir: dir }),
-	};
-	sessions.push({ session, dir });
-	return session;
+	return sessionOver(
+		{
+			hx: { command: process.execPath, args: [HOSTILE] },
+			big: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "500" } },
+			[`evil\u001b[2J${TITLE}\u202e\u200b`]: { command: process.execPath, args: [HOSTILE] },
+		},
+		"pi-mcp-hostile-",
+	);
 }
 
 describe("listings go through the output rules", async () => {

@@ -5,19 +5,16 @@
  * the same end to end in the real Pi 1.6 with the faux model.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runAction } from "../src/actions.ts";
-import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
-import { createOverflowStore } from "../src/output.ts";
-import { createRuntime } from "../src/runtime.ts";
 import { indexOf } from "../src/search.ts";
 import type { Params } from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { CRASH, SERVER } from "./helpers/servers.ts";
+import { openSession } from "./helpers/session.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const CATALOG = new URL("../bench/data/mcp-tool-catalog.json", import.meta.url).pathname;
@@ -34,19 +31,8 @@ after(async () => {
 });
 
 async function makeSession(servers: Record<string, unknown>): Promise<Session> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-discovery-"));
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
-	const session: Session = {
-		config,
-		runtime: createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "t", version: "0" } }),
-		overflow: createOverflowStore({ baseDir: dir }),
-	};
-	cleanups.push(async () => {
-		await session.runtime.dispose();
-		await session.overflow.dispose();
-		await rm(dir, { recursive: true, force: true });
-	});
+	const { session, close } = await openSession(servers, "pi-mcp-discovery-");
+	cleanups.push(close);
 	return session;
 }
 
