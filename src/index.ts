@@ -13,7 +13,15 @@ import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
 import type { SecretStore } from "./store.ts";
 import { escapeName } from "./text.ts";
-import { DESCRIPTION, PROMPT_SNIPPET, parameters, SUBCOMMANDS, streamedServer } from "./tool.ts";
+import {
+	type ArgumentCheck,
+	compileArgumentCheck,
+	DESCRIPTION,
+	PROMPT_SNIPPET,
+	parameters,
+	SUBCOMMANDS,
+	streamedServer,
+} from "./tool.ts";
 
 export const VERSION = "0.1.0";
 
@@ -146,6 +154,13 @@ async function startEarly(host: Host, name: string, tools: boolean): Promise<voi
 	if (!entry?.enabled || !entry.config) return;
 	(await live(host)).session.runtime.start(name, { tools });
 }
+
+/** Pi's argument check for the `mcp` tool, compiled once per process (see `compileArgumentCheck`). */
+const compileArguments = once(() =>
+	import("@earendil-works/pi-ai").then(({ validateToolArguments }) =>
+		compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck),
+	),
+);
 
 /** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
 function signedIn(host: Host, server: string, message: string, ok: boolean): void {
@@ -297,8 +312,9 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		await loading;
 	});
 
-	// While the model is still writing an `mcp` call, load what the call will need: the modules behind
-	// the tool and the MCP SDK (100–150 ms inside Pi), and, once the streamed arguments name an action
+	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its
+	// arguments (compiled on first use), the modules behind the tool and the MCP SDK (100–150 ms inside
+	// Pi), and, once the streamed arguments name an action
 	// that connects and an enabled server, that server's shared setup (the call joins it). A real model
 	// streams the rest of the call for longer than a local server takes to start. Nothing loads unless
 	// the model calls the tool (start-up stays lean), and nothing else connects early.
@@ -307,6 +323,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return;
 		const block = update.type === "toolcall_end" ? update.toolCall : update.partial.content[update.contentIndex];
 		if (block?.type !== "toolCall" || block.name !== "mcp") return;
+		if (update.type === "toolcall_start") compileArguments().catch(() => undefined);
 		if (!holder.session?.config.servers.some((entry) => entry.enabled && entry.config)) return;
 		if (update.type === "toolcall_start") {
 			loadModules()

@@ -65,3 +65,30 @@ export function streamedServer(args: unknown, complete: boolean): Readonly<{ ser
 	if (!complete && (last === "action" || last === "server")) return undefined;
 	return { server, action: action as Action };
 }
+
+/** pi-ai's `validateToolArguments`, as far as `compileArgumentCheck` uses it. */
+export type ArgumentCheck = (
+	tool: Readonly<{ name: string; description: string; parameters: typeof parameters }>,
+	call: Readonly<{ type: "toolCall"; id: string; name: string; arguments: Record<string, unknown> }>,
+) => unknown;
+
+/**
+ * Has Pi's argument check for the `mcp` tool compiled before the first call needs it. Pi checks every
+ * call's arguments with pi-ai's `validateToolArguments`, which compiles a validator the first time it
+ * meets a tool's schema object and keeps it for that object: 5–7 ms for this schema inside Pi, spent
+ * after the model has finished writing the first call. Checking a `status` call against the same
+ * `parameters` object while the model is still writing moves that compile off the wait. True when the
+ * check ran; a Pi without the function, or one that throws, only loses the head start.
+ */
+export function compileArgumentCheck(check: ArgumentCheck | undefined): boolean {
+	if (typeof check !== "function") return false;
+	try {
+		check(
+			{ name: "mcp", description: DESCRIPTION, parameters },
+			{ type: "toolCall", id: "pi-mcp-argument-check", name: "mcp", arguments: { action: "status" } },
+		);
+		return true;
+	} catch {
+		return false;
+	}
+}

@@ -9,10 +9,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { validateToolArguments } from "@earendil-works/pi-ai";
 import { loadConfig } from "../src/config.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { streamedServer } from "../src/tool.ts";
+import { type ArgumentCheck, compileArgumentCheck, parameters, streamedServer } from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { CRASH, count, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
@@ -48,6 +49,36 @@ describe("which streamed arguments name a server to start", () => {
 		assert.equal(streamedServer("call fx", true), undefined);
 		assert.equal(streamedServer(null, true), undefined);
 		assert.equal(streamedServer(["call", "fx"], true), undefined);
+	});
+});
+
+describe("Pi's argument check, compiled while the call streams", () => {
+	test("checks a valid call against the very schema object the tool registers (pi-ai caches per object)", () => {
+		const seen: Parameters<ArgumentCheck>[] = [];
+		assert.equal(
+			compileArgumentCheck((tool, call) => {
+				seen.push([tool, call]);
+			}),
+			true,
+		);
+		assert.equal(seen.length, 1);
+		const [tool, call] = seen[0] ?? [];
+		assert.equal(tool?.parameters, parameters, "the registered object, not a copy: a copy compiles a validator Pi never uses");
+		assert.equal(tool?.name, "mcp");
+		assert.equal(call?.name, "mcp");
+		// pi-ai's own check accepts the arguments, so the compile is never reported as an error.
+		assert.deepEqual(validateToolArguments({ name: "mcp", description: "", parameters }, call as never), { action: "status" });
+	});
+
+	test("with pi-ai's validateToolArguments it runs; a missing or throwing check only loses the head start", () => {
+		assert.equal(compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck), true);
+		assert.equal(compileArgumentCheck(undefined), false);
+		assert.equal(
+			compileArgumentCheck(() => {
+				throw new Error("no such tool");
+			}),
+			false,
+		);
 	});
 });
 
