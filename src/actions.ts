@@ -36,18 +36,20 @@ async function toolNamed(runtime: Runtime, server: string, name: string, signal:
 	return matches.length === 1 && matches[0] ? matches[0].name : name;
 }
 
-function parseArgs(what: string, args: unknown): Record<string, unknown> {
+/** `args` as an object; `what` names the call in an error (built only then: escaping a name compiles a
+ * Unicode-property pattern on first use, which the first call would otherwise pay for nothing). */
+function parseArgs(what: () => string, args: unknown): Record<string, unknown> {
 	const value = typeof args === "string" ? parseJsonArgs(what, args) : (args ?? {});
-	if (!isObject(value)) throw new Error(`${what}: "args" must be a JSON object of arguments`);
+	if (!isObject(value)) throw new Error(`${what()}: "args" must be a JSON object of arguments`);
 	return value;
 }
 
-function parseJsonArgs(what: string, text: string): unknown {
+function parseJsonArgs(what: () => string, text: string): unknown {
 	if (text.trim() === "") return {};
 	try {
 		return JSON.parse(text);
 	} catch (error) {
-		throw new Error(`${what}: "args" is not valid JSON (${(error as Error).message})`);
+		throw new Error(`${what()}: "args" is not valid JSON (${(error as Error).message})`);
 	}
 }
 
@@ -118,7 +120,7 @@ async function callAction(
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
-	const args = parseArgs(`mcp call ${server}/${escapeName(asked)}`, params.args);
+	const args = parseArgs(() => `mcp call ${server}/${escapeName(asked)}`, params.args);
 	const toolName = await toolNamed(runtime, server, asked, signal);
 	const details: McpDetails = { action: params.action, server, tool: toolName };
 	const result = await runtime.call(server, toolName, args, {
@@ -218,7 +220,7 @@ export async function runAction(
 		}
 		case "prompt": {
 			const name = required(params, "prompt", 'use action "prompts" to list them');
-			const args = parseArgs(`mcp prompt ${server}/${escapeName(name)}`, params.args);
+			const args = parseArgs(() => `mcp prompt ${server}/${escapeName(name)}`, params.args);
 			const stringArgs = Object.fromEntries(
 				Object.entries(args).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]),
 			);

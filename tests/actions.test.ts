@@ -291,6 +291,19 @@ describe("names are shown escaped", async () => {
 		assert.match(described, /^hx\/odd\\nname\n/);
 	});
 
+	test("arguments that are not a JSON object: the error names the call, the tool escaped", async () => {
+		await assert.rejects(run(session, { action: "call", server: "hx", tool: "odd\nname", args: "{oops" }), {
+			message: /^mcp call hx\/odd\\nname: "args" is not valid JSON \(/,
+		});
+		await assert.rejects(run(session, { action: "call", server: "hx", tool: "plain", args: [1, 2] }), {
+			message: 'mcp call hx/plain: "args" must be a JSON object of arguments',
+		});
+		await assert.rejects(run(session, { action: "prompt", server: "hx", prompt: "p\u202e", args: "7" }), {
+			message: 'mcp prompt hx/p\\u202e: "args" must be a JSON object of arguments',
+		});
+		assert.equal(textOf(await run(session, { action: "call", server: "hx", tool: "plain", args: " " })), "called plain");
+	});
+
 	test("an unknown tool: the error shows the asked and available names escaped", async () => {
 		const error = await run(session, { action: "call", server: "hx", tool: "nope\u202e\n" }).catch((e: Error) => e);
 		assert.ok(error instanceof Error);
