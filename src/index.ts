@@ -314,23 +314,26 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 
 	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its
 	// arguments (compiled on first use), the modules behind the tool and the MCP SDK (100–150 ms inside
-	// Pi), and, once the streamed arguments name an action
-	// that connects and an enabled server, that server's shared setup (the call joins it). A real model
-	// streams the rest of the call for longer than a local server takes to start. Nothing loads unless
-	// the model calls the tool (start-up stays lean), and nothing else connects early.
+	// Pi), and, once the streamed arguments name an action that connects and an enabled server, that
+	// server's shared setup (the call joins it). A real model streams the rest of the call for longer than
+	// a local server takes to start. Nothing loads unless the model calls the tool (start-up stays lean),
+	// and nothing else connects early.
 	pi.on("message_update", (event) => {
 		const update = event.assistantMessageEvent;
 		if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return;
 		const block = update.type === "toolcall_end" ? update.toolCall : update.partial.content[update.contentIndex];
 		if (block?.type !== "toolCall" || block.name !== "mcp") return;
-		if (update.type === "toolcall_start") compileArguments().catch(() => undefined);
-		if (!holder.session?.config.servers.some((entry) => entry.enabled && entry.config)) return;
+		const servers = holder.session?.config.servers.some((entry) => entry.enabled && entry.config) === true;
 		if (update.type === "toolcall_start") {
-			loadModules()
-				.then((mods) => mods.sdk.loadSdk())
-				.catch(() => undefined); // The call itself reports a failed load.
+			compileArguments().catch(() => undefined);
+			if (servers) {
+				loadModules()
+					.then((mods) => mods.sdk.loadSdk())
+					.catch(() => undefined); // The call itself reports a failed load.
+			}
 			return;
 		}
+		if (!servers) return;
 		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, update.type === "toolcall_end");
 		if (!named) return;
 		holder.startedFor = block.id;
