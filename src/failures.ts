@@ -11,6 +11,12 @@ import type { Sdk } from "./sdk.lazy.ts";
 /** Why a setup ended, for `setupError`. */
 export type SetupEnd = Readonly<{ ended: boolean; aborted: boolean; timedOut: boolean }>;
 
+/** A timeout as people say it: "500 ms", "2 s", "1.5 s" (rounding 60 ms to "0 s" would mislead). */
+export function duration(ms: number): string {
+	if (ms < 1000) return `${Math.round(ms)} ms`;
+	return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
 /** The last `count` lines of `text`. */
 export function lastLines(text: string, count: number): string {
 	return text.split("\n").slice(-count).join("\n");
@@ -39,7 +45,7 @@ export function setupError(
 		: end.aborted && !end.timedOut
 			? "setup was cancelled by a reconnect"
 			: end.timedOut
-				? `setup did not finish within ${Math.round(config.requestTimeoutMs / 1000)} s`
+				? `setup did not finish within ${duration(config.requestTimeoutMs)}`
 				: (error as NodeJS.ErrnoException).code === "ENOENT"
 					? `command "${config.command}" was not found (check "command" and PATH)`
 					: sdkCode === SdkErrorCode.EraNegotiationFailed && config.protocolVersion === "2026-07-28"
@@ -80,7 +86,7 @@ export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean
 	const { SdkError, SdkErrorCode: Code, ProtocolError, ProtocolErrorCode } = sdk;
 	const code = error instanceof SdkError ? error.code : undefined;
 	if (code === Code.RequestTimeout) {
-		return new CallFailed(name, `${what} timed out after ${Math.round(at.timeoutMs / 1000)} s without progress`, "timeout");
+		return new CallFailed(name, `${what} timed out after ${duration(at.timeoutMs)} without progress`, "timeout");
 	}
 	if (code === Code.ConnectionClosed || code === Code.NotConnected) {
 		const text = `${what} failed: the connection closed (${errorText(error)}). Run /mcp reconnect ${name}.`;

@@ -198,7 +198,8 @@ describe("output in a real Pi", () => {
 		const { sandbox, log } = await loggedSandbox();
 		await writeFile(
 			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({ mcpServers: { fx: fixture(log, { requestTimeoutMs: 1500 }) } }),
+			// 3 s: the setup and the 5 MiB call must fit on a loaded CI machine; the slow call outlasts it.
+			JSON.stringify({ mcpServers: { fx: fixture(log, { requestTimeoutMs: 3000 }) } }),
 		);
 		const run = await runPiJson({
 			sandbox,
@@ -206,7 +207,7 @@ describe("output in a real Pi", () => {
 			prompt: "big",
 			script: [
 				{ tool: "mcp", args: { action: "call", server: "fx", tool: "big", args: { bytes: 5 * 1024 * 1024 } } },
-				{ tool: "mcp", args: { action: "call", server: "fx", tool: "slow", args: { ms: 3000, steps: 6 } } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "slow", args: { ms: 6000, steps: 12 } } },
 				{ text: "done" },
 			],
 			timeoutMs: 90_000,
@@ -218,7 +219,7 @@ describe("output in a real Pi", () => {
 		const path = /Full output: (\S+)\]$/.exec(big?.text ?? "")?.[1];
 		assert.ok(path, (big?.text ?? "").slice(-300));
 		assert.equal(existsSync(path), false, "the overflow file is removed when Pi exits");
-		assert.equal(slow?.text, "done after 3000ms", "progress kept the call alive past its 1.5 s timeout");
+		assert.equal(slow?.text, "done after 6000ms", "progress kept the call alive past its 3 s timeout");
 		const updates = run.events.filter((event) => event.type === "tool_execution_update");
 		assert.ok(updates.length >= 3, `saw ${updates.length} tool_execution_update events`);
 		assert.match(JSON.stringify(updates.at(-1)), /\d+% · step \d/);

@@ -10,6 +10,7 @@ import { after, describe, test } from "node:test";
 import { loadConfig } from "../src/config.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../src/errors.ts";
+import { duration } from "../src/failures.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { sdkNotices } from "../src/sdk.ts";
 import {
@@ -27,6 +28,24 @@ import {
 } from "./helpers/servers.ts";
 
 type Harness = Readonly<{ dir: string; log: string; runtime: Runtime; cleanup(): Promise<void> }>;
+
+/**
+ * Connects `name` with one echo call. The server's `timeout` also bounds its setup, and a test
+ * that needs a small timeout for its calls can see a spawn on a loaded machine outlast it; such a
+ * setup failure is latched, so reset and try again (at most three times) before the test proper.
+ */
+async function warm(runtime: Runtime, name: string): Promise<void> {
+	for (let attempt = 1; ; attempt++) {
+		const error = await runtime.call(name, "echo", { text: "warm" }).then(
+			() => undefined,
+			(caught: unknown) => caught,
+		);
+		if (error === undefined) return;
+		if (!(error instanceof SetupFailed) || !/within/.test(error.message) || attempt === 3) throw error;
+		console.log(`# ${name}: setup ran out of time on attempt ${attempt} (a loaded machine); retrying`);
+		await runtime.reset(name);
+	}
+}
 
 const node = process.execPath;
 const cleanups: (() => Promise<void>)[] = [];
@@ -189,7 +208,7 @@ describe("concurrency", () => {
 
 	test("a timeout is reported as a timeout, not a cancel; progress keeps a long call alive", async () => {
 		const h = await harness((log) => ({ fx: stdio(log, { requestTimeoutMs: 2000 }) }));
-		await h.runtime.call("fx", "echo", { text: "warm" });
+		await warm(h.runtime, "fx");
 		await assert.rejects(h.runtime.call("fx", "slow", { ms: 4000, steps: 1 }), (error: Error) => {
 			assert.ok(error instanceof CallFailed);
 			assert.equal(error.reason, "timeout");
@@ -257,7 +276,10 @@ describe("failures and teardown", () => {
 		const h = await harness((log) => ({
 			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 500 },
 		}));
-		await assert.rejects(h.runtime.call("silent", "x", {}), /MCP server "silent" failed to start: setup did not finish within/);
+		await assert.rejects(
+			h.runtime.call("silent", "x", {}),
+			/MCP server "silent" failed to start: setup did not finish within 500 ms\./,
+		);
 		const pids = startedPids(readWire(h.log));
 		assert.equal(pids.length, 1);
 		assert.equal(pidAlive(pids[0] as number), false);
@@ -349,4 +371,17 @@ describe("failures and teardown", () => {
 		assert.ok(sdkNotices.some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
 		await h.cleanup();
 	});
+});
+
+test("timeouts are said as configured: milliseconds below a second, tenths above", () => {
+	assert.deepEqual([60, 500, 999, 1000, 1500, 2000, 2040, 90_000].map(duration), [
+		"60 ms",
+		"500 ms",
+		"999 ms",
+		"1 s",
+		"1.5 s",
+		"2 s",
+		"2 s",
+		"90 s",
+	]);
 });
