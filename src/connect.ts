@@ -6,9 +6,9 @@
  * two functions); messages in `failures.ts`.
  */
 import { randomUUID } from "node:crypto";
-import type { AuthProvider } from "@modelcontextprotocol/client";
+import type { AuthProvider, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
 import type { TailBuffer } from "./bounded.ts";
-import type { ClientInfo, Live } from "./contracts.ts";
+import type { ClientInfo, Live, OutputChecks } from "./contracts.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
@@ -29,6 +29,37 @@ function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: s
 	if (config.protocolVersion === "legacy") return { mode: "legacy" };
 	const probe = { timeoutMs: Math.min(config.requestTimeoutMs, 10_000) };
 	return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
+}
+
+/**
+ * The SDK checks a tool's structured result against its `outputSchema` with a validator it asks its
+ * `jsonSchemaValidator` for on every call. The first ask compiles it: ~9 ms on a connection's first
+ * schema (the engine is built then), 1–4 ms for each later one, inside the first call's wait. Held per
+ * schema object here (a new listing brings new objects, so a changed schema is compiled again), which
+ * lets the runtime compile the one a streamed call names while the model is still writing it.
+ */
+export function outputChecks(engine: jsonSchemaValidator): OutputChecks {
+	const held = new WeakMap<JsonSchemaType, JsonSchemaValidator<unknown>>();
+	const getValidator = <T>(schema: JsonSchemaType): JsonSchemaValidator<T> => {
+		const known = held.get(schema);
+		if (known) return known as JsonSchemaValidator<T>;
+		// Throws for a schema the engine cannot compile: the SDK turns that into the call's error.
+		const made = engine.getValidator<T>(schema);
+		held.set(schema, made as JsonSchemaValidator<unknown>);
+		return made;
+	};
+	return {
+		getValidator,
+		prepare(schema) {
+			if (held.has(schema)) return "held";
+			try {
+				getValidator(schema);
+				return "compiled";
+			} catch {
+				return "failed"; // The call asks again and reports it.
+			}
+		},
+	};
 }
 
 /** Connects one server; on failure everything started is closed and killed before rejecting. */
@@ -63,9 +94,10 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 			spawned.pid = transport.pid ?? undefined;
 		};
 	}
+	const checks = outputChecks(new sdk.AjvJsonSchemaValidator());
 	const client = new sdk.Client(
 		{ name: options.clientInfo.name, version: options.clientInfo.version },
-		{ capabilities: {}, versionNegotiation: negotiation(config) },
+		{ capabilities: {}, versionNegotiation: negotiation(config), jsonSchemaValidator: checks },
 	);
 	const closing = { value: false };
 	client.onerror = () => {
@@ -88,6 +120,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		serverName: client.getServerVersion()?.name,
 		instructions: client.getInstructions(),
 		closing,
+		outputChecks: checks,
 	};
 	client.onclose = () => {
 		if (live.closing.value) return;

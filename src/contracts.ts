@@ -4,7 +4,15 @@
  * Types only: the rooms that implement them (runtime.ts, auth.ts) and the rooms that use them import
  * this file, not each other, so the surfaces above never depend on how a connection is made.
  */
-import type { AuthProvider, CallToolResult, Client, InsufficientScopeError, Tool } from "@modelcontextprotocol/client";
+import type {
+	AuthProvider,
+	CallToolResult,
+	Client,
+	InsufficientScopeError,
+	JsonSchemaType,
+	jsonSchemaValidator,
+	Tool,
+} from "@modelcontextprotocol/client";
 import type { AuthorizationRequired, AuthRequired } from "./errors.ts";
 import type { PasteOutcome } from "./login.ts";
 import type { OverflowStore } from "./output.ts";
@@ -13,6 +21,19 @@ import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./
 export type ClientInfo = Readonly<{ name: string; version: string }>;
 
 /** An open connection. */
+/** A client's output-schema checks, each compiled once per schema object (`outputChecks`, connect.ts). */
+export type OutputChecks = jsonSchemaValidator &
+	Readonly<{
+		/**
+		 * Compiles the check for `schema` unless it is held: "compiled" now, "held" already (an earlier
+		 * prepare or call), "failed" when it does not compile (left to the call, which reports it).
+		 */
+		prepare(schema: JsonSchemaType): Prepared;
+	}>;
+
+/** What `prepare` did: see `OutputChecks.prepare`; "none" when there was no schema to compile. */
+export type Prepared = "compiled" | "held" | "failed" | "none";
+
 export type Live = Readonly<{
 	client: Client;
 	/** Process group of a stdio server (setsid makes the child its leader). */
@@ -25,6 +46,8 @@ export type Live = Readonly<{
 	instructions?: string;
 	/** Set when we close on purpose, so `onclose` does not latch a failure. */
 	closing: { value: boolean };
+	/** The checks the client validates structured results with. */
+	outputChecks: OutputChecks;
 }>;
 
 /**
@@ -109,6 +132,12 @@ export interface Runtime {
 	 * failure latches exactly as a call's would, and the call reports it. Anything else: nothing.
 	 */
 	start(server: string, options?: Readonly<{ tools?: boolean }>): void;
+	/**
+	 * Compiles the output-schema check of `tool` on a server that is starting or ready, once its tool
+	 * listing is in (the model is still writing the call). Never starts a server, lists tools or sends
+	 * anything; a tool it does not know, or a schema that does not compile, is left to the call.
+	 */
+	prepare(server: string, tool: string): Promise<Prepared>;
 	/** Replaces the entries; connections whose entry changed or vanished are closed. */
 	update(servers: readonly ServerEntry[]): Promise<void>;
 	/** Aborts everything, closes every client and kills every process group. Idempotent. */

@@ -21,6 +21,7 @@ import {
 	parameters,
 	SUBCOMMANDS,
 	streamedServer,
+	streamedTool,
 } from "./tool.ts";
 
 export const VERSION = "0.1.0";
@@ -102,7 +103,7 @@ export function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promis
 type Host = Readonly<{
 	pi: ExtensionAPI;
 	options: InstallMcpOptions;
-	holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext; startedFor?: string };
+	holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext; startedFor?: string; preparedFor?: string };
 }>;
 
 const envOf = (host: Host) => host.options.env ?? process.env;
@@ -153,6 +154,13 @@ async function startEarly(host: Host, name: string, tools: boolean): Promise<voi
 	const entry = host.holder.session?.config.servers.find((server) => server.name === name);
 	if (!entry?.enabled || !entry.config) return;
 	(await live(host)).session.runtime.start(name, { tools });
+}
+
+/** Compiles the output check of the tool a streamed call names, after `startEarly` (see `Runtime.prepare`). */
+async function prepareEarly(host: Host, name: string, tool: string): Promise<void> {
+	await host.holder.loading?.catch(() => undefined);
+	if (!host.holder.session?.config.servers.some((entry) => entry.name === name && entry.enabled && entry.config)) return;
+	await (await live(host)).session.runtime.prepare(name, tool);
 }
 
 /** Pi's argument check for the `mcp` tool, compiled once per process (see `compileArgumentCheck`). */
@@ -315,8 +323,9 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its
 	// arguments (compiled on first use), the modules behind the tool and the MCP SDK (100–150 ms inside
 	// Pi), and, once the streamed arguments name an action that connects and an enabled server, that
-	// server's shared setup (the call joins it). A real model streams the rest of the call for longer than
-	// a local server takes to start. Nothing loads unless the model calls the tool (start-up stays lean),
+	// server's shared setup (the call joins it), then, once a `call` names its tool, the check of that
+	// tool's output schema (compiled on first use). A real model streams the rest of the call for longer
+	// than a local server takes to start. Nothing loads unless the model calls the tool (start-up stays lean),
 	// and nothing else connects early.
 	pi.on("message_update", (event) => {
 		const update = event.assistantMessageEvent;
@@ -334,10 +343,17 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			return;
 		}
 		if (!servers) return;
-		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, update.type === "toolcall_end");
-		if (!named) return;
-		holder.startedFor = block.id;
-		startEarly(host, named.server, named.action === "call" || named.action === "describe").catch(() => undefined);
+		const complete = update.type === "toolcall_end";
+		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, complete);
+		if (named) {
+			holder.startedFor = block.id;
+			startEarly(host, named.server, named.action === "call" || named.action === "describe").catch(() => undefined);
+		}
+		const called = holder.preparedFor === block.id ? undefined : streamedTool(block.arguments, complete);
+		if (called) {
+			holder.preparedFor = block.id;
+			prepareEarly(host, called.server, called.tool).catch(() => undefined);
+		}
 	});
 
 	pi.on("session_shutdown", async () => {

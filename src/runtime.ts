@@ -143,6 +143,22 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			listed.catch(() => undefined);
 		},
 
+		async prepare(name, toolName) {
+			const current = connection(t, name);
+			if (current.state !== "connecting" && current.state !== "ready") return "none";
+			try {
+				const live = current.state === "ready" ? current.live : await current.setup;
+				// Only a listing already held or in flight (the early start's): this never sends a request.
+				const now = connection(t, name);
+				if (now.state !== "ready" || now.live !== live) return "none";
+				const held = await (now.listing ?? now.index);
+				const schema = held?.byName.get(toolName)?.outputSchema;
+				return schema ? live.outputChecks.prepare(schema) : "none";
+			} catch {
+				return "none"; // The call reports a failed setup or listing.
+			}
+		},
+
 		async update(servers) {
 			const next = new Map(servers.map((entry) => [entry.name, entry]));
 			const changed = [...t.entries.keys()].filter(

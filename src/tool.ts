@@ -66,6 +66,20 @@ export function streamedServer(args: unknown, complete: boolean): Readonly<{ ser
 	return { server, action: action as Action };
 }
 
+/**
+ * The tool a partly written `call` will call, once its name is complete (another argument follows it,
+ * or the call is complete), with the server it names; as `streamedServer` reads the partial arguments.
+ */
+export function streamedTool(args: unknown, complete: boolean): Readonly<{ server: string; tool: string }> | undefined {
+	const named = streamedServer(args, complete);
+	if (named?.action !== "call" || !isObject(args)) return undefined;
+	const { tool } = args;
+	if (typeof tool !== "string" || tool === "") return undefined;
+	const keys = Object.keys(args);
+	if (!complete && keys[keys.length - 1] === "tool") return undefined;
+	return { server: named.server, tool };
+}
+
 /** pi-ai's `validateToolArguments`, as far as `compileArgumentCheck` uses it. */
 export type ArgumentCheck = (
 	tool: Readonly<{ name: string; description: string; parameters: typeof parameters }>,

@@ -1,8 +1,9 @@
 /**
  * Connecting while the model writes the call (issue 15): which partial arguments name a server, the
  * runtime's early start (same shared setup, latched failures, nothing for disabled or unknown servers),
- * and end to end in the real Pi: the server's own log shows it started before the call's streaming ended,
- * and a `status` call starts nothing.
+ * the output-schema check of the tool a streamed call names, compiled before the call (no request of its
+ * own), and end to end in the real Pi: the server's own log shows it started before the call's streaming
+ * ended, and a `status` call starts nothing.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -10,12 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
 import { loadConfig } from "../src/config.ts";
+import { outputChecks } from "../src/connect.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { type ArgumentCheck, compileArgumentCheck, parameters, streamedServer } from "../src/tool.ts";
+import { type ArgumentCheck, compileArgumentCheck, parameters, streamedServer, streamedTool } from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
-import { CRASH, count, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
+import { CRASH, count, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
@@ -97,6 +100,69 @@ async function harness(servers: (log: string) => Record<string, unknown>): Promi
 	return { log, runtime };
 }
 
+describe("which streamed arguments name the tool a call will call", () => {
+	test("a call's server and tool, once the tool's name is complete", () => {
+		assert.deepEqual(streamedTool({ action: "call", server: "fx", tool: "echo", args: {} }, false), {
+			server: "fx",
+			tool: "echo",
+		});
+		assert.deepEqual(streamedTool({ action: "call", server: "fx", tool: "echo" }, true), { server: "fx", tool: "echo" });
+		assert.deepEqual(streamedTool({ tool: "echo", action: "call", server: "fx", args: {} }, false), {
+			server: "fx",
+			tool: "echo",
+		});
+	});
+
+	test("nothing while the name may still grow, for other actions, or without a server", () => {
+		// "ec" may be the start of "echo".
+		assert.equal(streamedTool({ action: "call", server: "fx", tool: "ec" }, false), undefined);
+		assert.equal(streamedTool({ action: "call", server: "fx" }, true), undefined);
+		assert.equal(streamedTool({ action: "call", server: "fx", tool: "" }, true), undefined);
+		assert.equal(streamedTool({ action: "call", server: "fx", tool: 7 }, true), undefined);
+		assert.equal(streamedTool({ action: "describe", server: "fx", tool: "echo" }, true), undefined);
+		assert.equal(streamedTool({ action: "call", tool: "echo", args: {} }, true), undefined);
+		assert.equal(streamedTool({ action: "call", server: "fx", tool: "echo" }, false), undefined);
+	});
+});
+
+describe("output-schema checks", () => {
+	/** An engine that counts what it compiles and refuses schemas marked `bad`. */
+	function countingEngine(): jsonSchemaValidator & { compiles: JsonSchemaType[] } {
+		const compiles: JsonSchemaType[] = [];
+		return {
+			compiles,
+			getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+				compiles.push(schema);
+				if ((schema as { bad?: boolean }).bad) throw new Error("cannot compile");
+				return (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined });
+			},
+		};
+	}
+
+	test("each schema object is compiled once; an equal but new object (a new listing) is compiled again", () => {
+		const engine = countingEngine();
+		const checks = outputChecks(engine);
+		const schema: JsonSchemaType = { type: "object" };
+		assert.equal(checks.prepare(schema), "compiled");
+		assert.equal(checks.prepare(schema), "held");
+		const validator = checks.getValidator(schema);
+		assert.equal(checks.getValidator(schema), validator, "the SDK gets the held validator");
+		assert.deepEqual(validator({ a: 1 }), { valid: true, data: { a: 1 }, errorMessage: undefined });
+		assert.equal(engine.compiles.length, 1);
+		assert.equal(checks.prepare({ type: "object" }), "compiled");
+		assert.equal(engine.compiles.length, 2);
+	});
+
+	test("a schema that does not compile: prepare says so and holds nothing; the SDK's ask throws as before", () => {
+		const engine = countingEngine();
+		const checks = outputChecks(engine);
+		const bad = { type: "object", bad: true } as JsonSchemaType;
+		assert.equal(checks.prepare(bad), "failed");
+		assert.throws(() => checks.getValidator(bad), /cannot compile/);
+		assert.equal(engine.compiles.length, 2, "nothing held for a schema that failed");
+	});
+});
+
 const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
 	command: process.execPath,
 	args: [SERVER, "stdio"],
@@ -132,6 +198,40 @@ describe("the runtime's early start", () => {
 		runtime.start("broken");
 		await assert.rejects(runtime.call("broken", "echo", {}), /failed to start/);
 		assert.equal(count(readWire(log), "start"), 1, "latched: neither the second start nor the call spawned again");
+	});
+
+	test("prepare compiles the named tool's output check from the early listing, sending nothing of its own", async () => {
+		const { log, runtime } = await harness((log) => ({
+			out: {
+				command: process.execPath,
+				args: [LEGACY_EXIT],
+				env: { FIXTURE_LOG: log, FIXTURE_OUTPUT_TOOLS: "1" },
+				protocolVersion: "legacy",
+			},
+		}));
+		assert.equal(await runtime.prepare("out", "weather"), "none", "an idle server is not started");
+		assert.deepEqual(readWire(log), []);
+		runtime.start("out", { tools: true });
+		assert.equal(await runtime.prepare("out", "weather"), "compiled");
+		assert.equal(await runtime.prepare("out", "weather"), "held");
+		assert.equal(await runtime.prepare("out", "hello"), "none", "a tool without an output schema");
+		assert.equal(await runtime.prepare("out", "nope"), "none", "a tool the server does not list");
+		const wire = readWire(log);
+		assert.deepEqual(
+			wire.filter((line) => line.method !== undefined).map((line) => line.method),
+			["initialize", "notifications/initialized", "tools/list"],
+			"no request but the early start's",
+		);
+		const weather = await runtime.call("out", "weather", {});
+		assert.deepEqual(weather.structuredContent, { temperature: 21, conditions: "sunny" });
+		// The SDK checks results with these checks: a result that breaks the schema still fails.
+		await assert.rejects(runtime.call("out", "mismatch", {}), (error: Error) => {
+			assert.match(error.message, /mismatch/);
+			assert.match(error.message, /does not match the tool's output schema/);
+			return true;
+		});
+		// And it asked them: the check the call compiled is held now.
+		assert.equal(await runtime.prepare("out", "mismatch"), "held");
 	});
 
 	test("starts nothing for a disabled, broken or unknown server", async () => {

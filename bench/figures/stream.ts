@@ -67,6 +67,15 @@ export const VARIANTS: readonly Variant[] = [
 		call: OURS_CALL,
 	},
 	{
+		key: "ours-legacy-schema",
+		label: "pi-mcp (legacy), echo with an output schema",
+		how: "as pi-mcp (legacy), the fixture started with `FIXTURE_ECHO_SCHEMA=1`",
+		entry: { protocolVersion: "legacy", env: { FIXTURE_ECHO_SCHEMA: "1" } },
+		extensions: [OUR_EXTENSION],
+		noExtensions: true,
+		call: OURS_CALL,
+	},
+	{
 		key: "direct",
 		label: "Pi built-in MCP, `direct`",
 		how: 'defaults, `"exposure": "direct"`, tool `mcp__fx__echo`',
@@ -142,7 +151,7 @@ function measured(config: BenchConfig, servers: number): Promise<Measured[]> {
 	const made = measureAll(
 		config,
 		servers,
-		servers === 1 ? VARIANTS : VARIANTS.filter((variant) => variant.key !== "ours-legacy"),
+		servers === 1 ? VARIANTS : VARIANTS.filter((variant) => !variant.key.startsWith("ours-legacy")),
 	);
 	measuredRuns.set(servers, made);
 	return made;
@@ -258,7 +267,9 @@ export async function firstCallWait(config: BenchConfig): Promise<FigureResult> 
 		),
 		"",
 		"pi-mcp starts the server when the streamed arguments name it (`server` complete, the action one that connects), and for",
-		"`call` also lists its tools, so the first call finds the connection ready when the model finishes writing it. The",
+		"`call` also lists its tools, so the first call finds the connection ready when the model finishes writing it; once the",
+		"call names its tool, the check of that tool's output schema is compiled (the SDK compiles it on a tool's first call:",
+		"the schema row, against the plain legacy row, shows what is left of it). The",
 		"built-in connects `direct` servers before the first prompt and `codemode` servers in the background from session start.",
 	].join("\n");
 	return { lines, notes };
