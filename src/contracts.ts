@@ -20,7 +20,6 @@ import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./
 
 export type ClientInfo = Readonly<{ name: string; version: string }>;
 
-/** An open connection. */
 /** A client's output-schema checks, each compiled once per schema object (`outputChecks`, connect.ts). */
 export type OutputChecks = jsonSchemaValidator &
 	Readonly<{
@@ -34,6 +33,7 @@ export type OutputChecks = jsonSchemaValidator &
 /** What `prepare` did: see `OutputChecks.prepare`; "none" when there was no schema to compile. */
 export type Prepared = "compiled" | "held" | "failed" | "none";
 
+/** An open connection. */
 export type Live = Readonly<{
 	client: Client;
 	/** Process group of a stdio server (setsid makes the child its leader). */

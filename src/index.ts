@@ -159,7 +159,7 @@ async function startEarly(host: Host, name: string, tools: boolean): Promise<voi
 /** Compiles the output check of the tool a streamed call names, after `startEarly` (see `Runtime.prepare`). */
 async function prepareEarly(host: Host, name: string, tool: string): Promise<void> {
 	await host.holder.loading?.catch(() => undefined);
-	if (!host.holder.session?.config.servers.some((entry) => entry.name === name && entry.enabled && entry.config)) return;
+	// A server the early start did not start (disabled, unknown) is idle: `prepare` does nothing there.
 	await (await live(host)).session.runtime.prepare(name, tool);
 }
 

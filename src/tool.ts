@@ -60,10 +60,15 @@ export function streamedServer(args: unknown, complete: boolean): Readonly<{ ser
 	const { action, server } = args;
 	if (typeof action !== "string" || typeof server !== "string" || server === "") return undefined;
 	if (action === "status" || !(ACTIONS as readonly string[]).includes(action)) return undefined;
-	const keys = Object.keys(args);
-	const last = keys[keys.length - 1];
-	if (!complete && (last === "action" || last === "server")) return undefined;
+	if (mayGrow(args, complete, "action", "server")) return undefined;
 	return { server, action: action as Action };
+}
+
+/** Whether one of `names` is the member still being written (the last one, in an incomplete call). */
+function mayGrow(args: Readonly<Record<string, unknown>>, complete: boolean, ...names: readonly string[]): boolean {
+	if (complete) return false;
+	const keys = Object.keys(args);
+	return names.includes(keys[keys.length - 1] ?? "");
 }
 
 /**
@@ -74,9 +79,7 @@ export function streamedTool(args: unknown, complete: boolean): Readonly<{ serve
 	const named = streamedServer(args, complete);
 	if (named?.action !== "call" || !isObject(args)) return undefined;
 	const { tool } = args;
-	if (typeof tool !== "string" || tool === "") return undefined;
-	const keys = Object.keys(args);
-	if (!complete && keys[keys.length - 1] === "tool") return undefined;
+	if (typeof tool !== "string" || tool === "" || mayGrow(args, complete, "tool")) return undefined;
 	return { server: named.server, tool };
 }
 
