@@ -6,6 +6,7 @@
  */
 import type { CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import {
+	type Counted,
 	cutHead,
 	formatBytes,
 	INLINE_IMAGE_TYPES,
@@ -15,8 +16,10 @@ import {
 	MAX_INLINE_IMAGES,
 	type OutputInfo,
 	type OverflowStore,
+	pieceTotals,
 	type Saved,
 } from "./output.ts";
+import { encodeClean } from "./scan.ts";
 import { oneLine, shortText, stripTerminal } from "./text.ts";
 
 export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type: "image"; data: string; mimeType: string }>;
@@ -139,15 +142,20 @@ function savedLine(what: string, mimeType: string, bytes: number, saved: Saved |
  */
 export async function present(parts: readonly Part[], store: OverflowStore, label: string): Promise<Presented> {
 	const pieces: string[] = [];
+	// Texts too long to show whole, encoded and checked once (scan.ts): their bytes go to the file as they are.
+	const encoded = new Map<number, Counted>();
 	const images: PiBlock[] = [];
 	const saved: string[] = [];
-	const add = (text: string) => {
+	const add = (text: string, counted?: Counted) => {
 		if (pieces.length > 0) pieces.push("\n");
+		if (counted) encoded.set(pieces.length, counted);
 		pieces.push(text);
 	};
 	for (const part of parts) {
 		if (part.kind === "text") {
-			add(stripTerminal(part.text));
+			// Clean (nothing to strip): the text as it came; otherwise, or without the kernel, the exact path.
+			const clean = part.text.length > INLINE_MAX_BYTES ? encodeClean(part.text) : undefined;
+			add(clean ? part.text : stripTerminal(part.text), clean);
 			continue;
 		}
 		const placement = part.kind === "image" ? placeImage(part, images.length) : { inline: false };
@@ -160,7 +168,7 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
 		if ("path" in result) saved.push(result.path);
 		add(savedLine(part.label, part.mimeType, bytes.length, result, placement.reason));
 	}
-	const whole = cutHead(pieces);
+	const whole = cutHead(pieces, INLINE_MAX_BYTES, INLINE_MAX_LINES, encoded.size > 0 ? pieceTotals(pieces, encoded) : undefined);
 	// When cutting, room is kept for the notice so that text and notice together stay within the limits.
 	const cut = whole.truncated ? cutHead(pieces, INLINE_MAX_BYTES - NOTICE_ROOM, INLINE_MAX_LINES - 1, whole) : whole;
 	if (!cut.truncated) {
@@ -168,7 +176,10 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
 		const content: PiBlock[] = [...(text ? [{ type: "text" as const, text }] : []), ...images];
 		return { content, text, info: { textBytes: cut.totalBytes, images: images.length, saved } };
 	}
-	const full = await store.save(`${label}.txt`, pieces);
+	const full = await store.save(
+		`${label}.txt`,
+		pieces.map((piece, index) => encoded.get(index)?.bytes ?? piece),
+	);
 	const where = "path" in full ? `Full output: ${full.path}` : `The full output was not saved: ${full.refused}.`;
 	const hidden = cut.totalBytes - cut.shownBytes;
 	const notice = `[Output truncated: showing ${cut.shownLines} of ${cut.totalLines} lines (${formatBytes(cut.shownBytes)} of ${formatBytes(cut.totalBytes)}; ${hidden} bytes not shown). ${where}]`;

@@ -7,22 +7,12 @@ import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { textSlices } from "./text.ts";
 
-const SLICE = 1024 * 1024;
-
-/** A string in slices of about 1 MiB that never split a surrogate pair; bytes as they are. */
+/** A string in slices of about 1 MiB (`textSlices`); bytes as they are. */
 function* slices(piece: string | Uint8Array): Generator<string | Uint8Array> {
-	if (typeof piece !== "string" || piece.length <= SLICE) {
-		yield piece;
-		return;
-	}
-	const at = { start: 0 };
-	while (at.start < piece.length) {
-		const end = Math.min(piece.length, at.start + SLICE);
-		const safe = end < piece.length && /[\uD800-\uDBFF]/.test(piece.charAt(end - 1)) ? end - 1 : end;
-		yield piece.slice(at.start, safe);
-		at.start = safe;
-	}
+	if (typeof piece === "string") yield* textSlices(piece);
+	else yield piece;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -94,8 +84,7 @@ export function cutHead(
 	/** The totals of an earlier cut of the same pieces: a second cut (tighter limits) does not count again. */
 	known?: Readonly<Pick<Cut, "totalBytes" | "totalLines">>,
 ): Cut {
-	const totalBytes = known?.totalBytes ?? pieces.reduce((sum, piece) => sum + Buffer.byteLength(piece), 0);
-	const totalLines = known?.totalLines ?? pieceLines(pieces);
+	const { totalBytes, totalLines } = known ?? pieceTotals(pieces);
 	if (totalBytes <= maxBytes && totalLines <= maxLines) {
 		return { text: pieces.join(""), truncated: false, shownBytes: totalBytes, shownLines: totalLines, totalBytes, totalLines };
 	}
@@ -134,12 +123,23 @@ function countNewlines(text: string): number {
 	return state.count;
 }
 
-/** Lines of the concatenation of pieces, without building it. */
-function pieceLines(pieces: readonly string[]): number {
-	const newlines = pieces.reduce((sum, piece) => sum + countNewlines(piece), 0);
+/** Bytes and newlines of a piece already encoded (scan.ts), so that they are not counted again. */
+export type Counted = Readonly<{ bytes: Uint8Array; newlines: number }>;
+
+/** Bytes and lines of the concatenation of pieces, without building it; `counted` by piece index. */
+export function pieceTotals(
+	pieces: readonly string[],
+	counted: ReadonlyMap<number, Counted> = new Map(),
+): Readonly<Pick<Cut, "totalBytes" | "totalLines">> {
+	const sums = { bytes: 0, newlines: 0 };
+	pieces.forEach((piece, index) => {
+		const known = counted.get(index);
+		sums.bytes += known ? known.bytes.length : Buffer.byteLength(piece);
+		sums.newlines += known ? known.newlines : countNewlines(piece);
+	});
 	const last = [...pieces].reverse().find((piece) => piece.length > 0);
-	if (last === undefined) return 0;
-	return newlines + (last.endsWith("\n") ? 0 : 1);
+	const totalLines = last === undefined ? 0 : sums.newlines + (last.endsWith("\n") ? 0 : 1);
+	return { totalBytes: sums.bytes, totalLines };
 }
 
 /** Index of the n-th newline (1-based), or -1. */

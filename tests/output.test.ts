@@ -1,20 +1,24 @@
 /**
  * The output pipeline (src/output.ts, src/content.ts) at its boundaries, through `present()` with a
  * real overflow store in a temporary directory: inline limits, UTF-8 safe cuts, overflow files and
- * their permissions, the session cap, disposal, images, blobs, resources, and the terminal escape
- * corpus through every path a server's text can take.
+ * their permissions, the session cap, disposal, images, blobs, resources, the terminal escape
+ * corpus through every path a server's text can take, and the kernel that encodes and checks a large
+ * text once (src/scan.ts) against the exact path it stands in for.
  *   node --import tsx --test tests/output.test.ts
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
+import { promisify } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import { assemble } from "../scripts/kernel.mjs";
 import { TailBuffer } from "../src/bounded.ts";
 import {
 	isAppResource,
@@ -33,8 +37,10 @@ import {
 	MAX_IMAGE_BASE64,
 	type OverflowStore,
 } from "../src/output.ts";
-import { MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/text.ts";
+import { encodeClean } from "../src/scan.ts";
+import { MAX_MESSAGE_CHARS, sanitize, stripTerminal, textSlices } from "../src/text.ts";
 
+const run = promisify(execFile);
 const KiB = 1024;
 const MiB = 1024 * 1024;
 /** Bytes `present()` keeps free for the truncation notice (`NOTICE_ROOM` in src/content.ts, not exported). */
@@ -1221,5 +1227,147 @@ describe("an unterminated string sequence removes at most the rest of its own li
 		assert.equal(stripTerminal(c1), `${"0;t".repeat(count)}\nTAIL`);
 		const c0 = `${"\x1b]0;t".repeat(count)}\nTAIL`;
 		assert.equal(stripTerminal(c0), `${"0;t".repeat(count - 1)}\nTAIL`);
+	});
+});
+
+// ---------------------------------------------------------------------------------------------
+// The kernel behind large texts (src/scan.ts, src/scan.wat)
+
+/** A seeded generator (mulberry32), so a failing case can be replayed. */
+function seeded(seed: number): () => number {
+	const state = { seed };
+	return () => {
+		state.seed = (state.seed + 0x6d2b79f5) | 0;
+		const a = Math.imul(state.seed ^ (state.seed >>> 15), 1 | state.seed);
+		const b = (a + Math.imul(a ^ (a >>> 7), 61 | a)) ^ a;
+		return ((b ^ (b >>> 14)) >>> 0) / 4294967296;
+	};
+}
+
+/** Every character `stripTerminal` removes on its own: C0 but tab and newline, DEL, C1. */
+const REMOVED = [
+	...Array.from({ length: 0x20 }, (_, code) => code).filter((code) => code !== 0x09 && code !== 0x0a),
+	...Array.from({ length: 0x21 }, (_, index) => 0x7f + index),
+].map((code) => String.fromCharCode(code));
+/** Characters that stay, chosen near the removed ones in UTF-8 (0xC2 leads, 0x80–0x9F continuations). */
+const KEPT = [
+	"a",
+	"Z",
+	"~",
+	" ",
+	"\t",
+	"\n",
+	"\u00a0",
+	"\u00a9",
+	"\u00bf",
+	"\u00c2",
+	"\u0100",
+	"\u0142",
+	"\u0800",
+	"\u2028",
+	"\u2014",
+	"\u00e9",
+	"\ufffd",
+	"\ud83d\ude00",
+	"\ud800",
+	"\udfff",
+	"\u{10ffff}",
+];
+
+function assertAgrees(text: string, label: string): void {
+	const exact = stripTerminal(text) === text;
+	const fast = encodeClean(text);
+	assert.equal(fast !== undefined, exact, `${label}: the kernel says ${fast ? "clean" : "needs stripping"}`);
+	if (!fast) return;
+	assert.ok(Buffer.from(fast.bytes).equals(Buffer.from(text)), `${label}: bytes`);
+	assert.equal(fast.newlines, text.split("\n").length - 1, `${label}: newlines`);
+}
+
+describe("encoding and checking a large text once (scan.ts)", () => {
+	test("the embedded module is what src/scan.wat assembles to", async () => {
+		assert.equal(readFileSync(new URL("../src/scan.wasm.ts", import.meta.url), "utf8"), await assemble());
+	});
+
+	test("agrees with stripTerminal on random texts: the same verdict, Buffer.from's bytes, every newline", () => {
+		const random = seeded(20261203);
+		const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+		for (const round of Array.from({ length: 4000 }, (_, index) => index)) {
+			const length = Math.floor(random() * (round < 3000 ? 80 : 600));
+			const chars = Array.from({ length }, () => pick(KEPT));
+			// Half of the texts get one removed character somewhere (a few get two).
+			const dirty = round % 2 === 0 ? 0 : random() < 0.9 ? 1 : 2;
+			Array.from({ length: dirty }).forEach(() => {
+				chars.splice(Math.floor(random() * (chars.length + 1)), 0, pick(REMOVED));
+			});
+			assertAgrees(chars.join(""), `round ${round}`);
+		}
+	});
+
+	test("a removed character is found at every place around the 16-byte and 4,080-byte steps; nothing else is", () => {
+		const base = numberedLines(200, 60);
+		const places = [0, 1, 14, 15, 16, 17, 31, 32, 4079, 4080, 4081, 8159, 8160, 8161, base.length - 17, base.length - 1];
+		for (const place of places) {
+			for (const removed of ["\x00", "\x1b", "\r", "\x7f", "\x80", "\x9b", "\x9f"]) {
+				const text = `${base.slice(0, place)}${removed}${base.slice(place)}`;
+				assert.equal(encodeClean(text), undefined, `${JSON.stringify(removed)} at ${place}`);
+			}
+			// A 0xC2 lead that starts a kept character (U+00A0, U+00BF) at the same places.
+			assertAgrees(`${base.slice(0, place)}\u00a0\u00bf${base.slice(place)}`, `kept 0xC2 lead at ${place}`);
+		}
+	});
+
+	test("counts past a lane's 255: 100,000 newlines, and text of newlines only in every length up to 70", () => {
+		assert.equal(encodeClean("\n".repeat(100_000))?.newlines, 100_000);
+		for (const length of Array.from({ length: 71 }, (_, index) => index)) {
+			assert.equal(encodeClean("\n".repeat(length))?.newlines, length, `${length} newlines`);
+		}
+	});
+
+	test("slices of a text over 1 Mi characters: a pair across the cut, a removed character in the second slice", () => {
+		const head = "y".repeat(1024 * 1024 - 1);
+		assertAgrees(`${head}\ud83d\ude00 tail\n`, "pair across the cut");
+		assertAgrees(`${head}\ud83d\ude00 tail\x1b[0m\n`, "escape in the second slice");
+		const slices = [...textSlices(`${head}\ud83d\ude00`)];
+		assert.deepEqual(
+			slices.map((slice) => slice.length),
+			[1024 * 1024 - 1, 2],
+		);
+		// A size of one still ends (the pair is then cut: only the file writer's 1 Mi slices matter).
+		assert.equal([...textSlices("\ud83d\ude00", 1)].join(""), "\ud83d\ude00");
+	});
+
+	test("without WebAssembly (node --jitless) the exact path gives the same result and file", async () => {
+		const base = await tempBase();
+		const script = [
+			'import { present, toolResultParts } from "./src/content.ts";',
+			'import { createOverflowStore } from "./src/output.ts";',
+			'import { readFileSync } from "node:fs";',
+			`const text = "abc\\n".repeat(100000);`,
+			`const store = createOverflowStore({ baseDir: ${JSON.stringify(base)} });`,
+			'const shown = await present(toolResultParts({ content: [{ type: "text", text }] }), store, "jitless");',
+			"const file = readFileSync(shown.info.overflowPath, 'utf8');",
+			"console.log(JSON.stringify({ wasm: typeof WebAssembly, truncated: shown.info.truncated, same: file === text }));",
+			"await store.dispose();",
+		].join("\n");
+		const root = new URL("..", import.meta.url).pathname;
+		const { stdout } = await run(
+			process.execPath,
+			["--jitless", "--no-warnings", "--import", "tsx", "--input-type=module", "-e", script],
+			{
+				cwd: root,
+			},
+		);
+		assert.deepEqual(JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}"), {
+			wasm: "undefined",
+			truncated: { shownBytes: 1999 * 4, totalBytes: 400000, shownLines: 1999, totalLines: 100000 },
+			same: true,
+		});
+		const inProcess = await present(textParts("abc\n".repeat(100000)), (await newStore()).store, "wasm");
+		assert.deepEqual(inProcess.info.truncated, {
+			shownBytes: 1999 * 4,
+			totalBytes: 400000,
+			shownLines: 1999,
+			totalLines: 100000,
+		});
 	});
 });
