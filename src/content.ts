@@ -8,6 +8,7 @@ import type { CallToolResult, ContentBlock, GetPromptResult, ReadResourceResult 
 import {
 	type Counted,
 	cutHead,
+	encodeClean,
 	formatBytes,
 	INLINE_IMAGE_TYPES,
 	INLINE_MAX_BYTES,
@@ -19,7 +20,6 @@ import {
 	pieceTotals,
 	type Saved,
 } from "./output.ts";
-import { encodeClean } from "./scan.ts";
 import { oneLine, shortText, stripTerminal } from "./text.ts";
 
 export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type: "image"; data: string; mimeType: string }>;
@@ -142,7 +142,7 @@ function savedLine(what: string, mimeType: string, bytes: number, saved: Saved |
  */
 export async function present(parts: readonly Part[], store: OverflowStore, label: string): Promise<Presented> {
 	const pieces: string[] = [];
-	// Texts too long to show whole, encoded and checked once (scan.ts): their bytes go to the file as they are.
+	// Texts too long to show whole, encoded and checked once (`encodeClean`): their bytes go to the file as they are.
 	const encoded = new Map<number, Counted>();
 	const images: PiBlock[] = [];
 	const saved: string[] = [];

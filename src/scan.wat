@@ -1,4 +1,4 @@
-;; The scan behind `encodeClean` (src/scan.ts), assembled into src/scan.wasm.ts by scripts/kernel.mjs.
+;; The scan behind `encodeClean` (src/output.ts), assembled into that file by scripts/kernel.mjs.
 ;;
 ;; Over UTF-8 bytes in memory, 16 at a time: finds the first byte that starts a character `stripTerminal`
 ;; removes (U+0000-0008, U+000B-001F, U+007F: those bytes; U+0080-009F: 0xC2 then 0x80-0x9F) and counts

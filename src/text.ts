@@ -122,22 +122,6 @@ export function stripTerminal(text: string): string {
 	return runs.join("");
 }
 
-/** Slices of about `size` UTF-16 units (1 Mi by default) that never split a surrogate pair. */
-export function* textSlices(text: string, size = 1024 * 1024): Generator<string> {
-	if (text.length <= size) {
-		yield text;
-		return;
-	}
-	const at = { start: 0 };
-	while (at.start < text.length) {
-		const end = Math.min(text.length, at.start + size);
-		const split = end < text.length && end - 1 > at.start && /[\uD800-\uDBFF]/.test(text.charAt(end - 1));
-		const safe = split ? end - 1 : end;
-		yield text.slice(at.start, safe);
-		at.start = safe;
-	}
-}
-
 /**
  * Characters that make what the user sees differ from what the model reads: bidi marks, embeddings,
  * overrides and isolates (they reorder the display), and tag characters U+E0000–U+E007F (invisible

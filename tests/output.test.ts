@@ -3,7 +3,7 @@
  * real overflow store in a temporary directory: inline limits, UTF-8 safe cuts, overflow files and
  * their permissions, the session cap, disposal, images, blobs, resources, the terminal escape
  * corpus through every path a server's text can take, and the kernel that encodes and checks a large
- * text once (src/scan.ts) against the exact path it stands in for.
+ * text once (`encodeClean`, src/output.ts) against the exact path it stands in for.
  *   node --import tsx --test tests/output.test.ts
  */
 import assert from "node:assert/strict";
@@ -18,7 +18,7 @@ import { promisify } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
-import { assemble } from "../scripts/kernel.mjs";
+import { assemble, embedded } from "../scripts/kernel.mjs";
 import { TailBuffer } from "../src/bounded.ts";
 import {
 	isAppResource,
@@ -31,14 +31,14 @@ import {
 import {
 	createOverflowStore,
 	cutHead,
+	encodeClean,
 	formatBytes,
 	INLINE_MAX_BYTES,
 	INLINE_MAX_LINES,
 	MAX_IMAGE_BASE64,
 	type OverflowStore,
 } from "../src/output.ts";
-import { encodeClean } from "../src/scan.ts";
-import { MAX_MESSAGE_CHARS, sanitize, stripTerminal, textSlices } from "../src/text.ts";
+import { MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/text.ts";
 
 const run = promisify(execFile);
 const KiB = 1024;
@@ -1231,7 +1231,7 @@ describe("an unterminated string sequence removes at most the rest of its own li
 });
 
 // ---------------------------------------------------------------------------------------------
-// The kernel behind large texts (src/scan.ts, src/scan.wat)
+// The kernel behind large texts (`encodeClean` in src/output.ts, src/scan.wat)
 
 /** A seeded generator (mulberry32), so a failing case can be replayed. */
 function seeded(seed: number): () => number {
@@ -1283,9 +1283,9 @@ function assertAgrees(text: string, label: string): void {
 	assert.equal(fast.newlines, text.split("\n").length - 1, `${label}: newlines`);
 }
 
-describe("encoding and checking a large text once (scan.ts)", () => {
+describe("encoding and checking a large text once (encodeClean)", () => {
 	test("the embedded module is what src/scan.wat assembles to", async () => {
-		assert.equal(readFileSync(new URL("../src/scan.wasm.ts", import.meta.url), "utf8"), await assemble());
+		assert.equal(embedded(readFileSync(new URL("../src/output.ts", import.meta.url), "utf8")).inside, await assemble());
 	});
 
 	test("agrees with stripTerminal on random texts: the same verdict, Buffer.from's bytes, every newline", () => {
@@ -1327,13 +1327,6 @@ describe("encoding and checking a large text once (scan.ts)", () => {
 		const head = "y".repeat(1024 * 1024 - 1);
 		assertAgrees(`${head}\ud83d\ude00 tail\n`, "pair across the cut");
 		assertAgrees(`${head}\ud83d\ude00 tail\x1b[0m\n`, "escape in the second slice");
-		const slices = [...textSlices(`${head}\ud83d\ude00`)];
-		assert.deepEqual(
-			slices.map((slice) => slice.length),
-			[1024 * 1024 - 1, 2],
-		);
-		// A size of one still ends (the pair is then cut: only the file writer's 1 Mi slices matter).
-		assert.equal([...textSlices("\ud83d\ude00", 1)].join(""), "\ud83d\ude00");
 	});
 
 	test("without WebAssembly (node --jitless) the exact path gives the same result and file", async () => {
