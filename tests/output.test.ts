@@ -1329,6 +1329,27 @@ describe("encoding and checking a large text once (encodeClean)", () => {
 		assertAgrees(`${head}\ud83d\ude00 tail\x1b[0m\n`, "escape in the second slice");
 	});
 
+	test("parts of one result: a clean large text, one that needs stripping and a small one go to the file in order", async () => {
+		const { store } = await newStore();
+		const clean = numberedLines(2000, 40);
+		const coloured = `\x1b[1m${numberedLines(1500, 40)}\x1b[0m`;
+		const small = "the end";
+		const presented = await present(
+			toolParts([
+				{ type: "text", text: clean },
+				{ type: "text", text: coloured },
+				{ type: "text", text: small },
+			]),
+			store,
+			"parts",
+		);
+		const expected = `${clean}\n${stripTerminal(coloured)}\n${small}`;
+		assert.equal(await readFile(presented.info.overflowPath ?? "", "utf8"), expected);
+		assert.equal(presented.info.truncated?.totalBytes, Buffer.byteLength(expected));
+		assert.equal(presented.info.truncated?.totalLines, expected.split("\n").length);
+		assert.equal(shownOf(presented), clean.slice(0, presented.info.truncated?.shownBytes));
+	});
+
 	test("without WebAssembly (node --jitless) the exact path gives the same result and file", async () => {
 		const base = await tempBase();
 		const script = [
