@@ -328,6 +328,43 @@ describe("in a real Pi", () => {
 		assert.deepEqual(run.leftoverPids, []);
 	});
 
+	test("a server that fails while the call is written: the call reports it, and the failure is latched", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({
+				mcpServers: {
+					broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+				},
+			}),
+		);
+		// Pinned to legacy: in `auto` one setup spawns twice (the SDK's probe sibling, then the resident process).
+		const call = { tool: "mcp", args: { action: "call", server: "broken", tool: "echo", args: { text: "x" } } };
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "call the broken server twice",
+			script: [call, call, { tool: "mcp", args: { action: "status" } }, { text: "done" }],
+			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"event":"start"' },
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const wire = readWire(log);
+		const end = wire.findIndex((line) => line.event === "toolcall_end");
+		assert.deepEqual(wire[end], { event: "toolcall_end", seen: true }, "the server was spawned before the call's end");
+		const [first, second, status] = toolResults(run.events);
+		for (const result of [first, second]) {
+			assert.equal(result?.isError, true, result?.text);
+			assert.match(result?.text ?? "", /MCP server "broken" failed to start/);
+			assert.match(result?.text ?? "", /fixture crash: missing API_KEY/);
+		}
+		assert.match(status?.text ?? "", /^broken: failed/m);
+		assert.equal(count(wire, "start"), 1, "latched: the second call did not spawn again");
+		assert.deepEqual(run.leftoverPids, []);
+	});
+
 	test("a status call, even one naming a server, starts nothing", async () => {
 		const sandbox = await makeSandbox();
 		cleanups.push(() => sandbox.cleanup());
