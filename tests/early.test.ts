@@ -255,11 +255,12 @@ describe("the runtime's early start", () => {
 });
 
 describe("in a real Pi", () => {
-	async function sandboxWith(log: string, sandbox: Sandbox): Promise<void> {
-		await writeFile(
-			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } } } }),
-		);
+	async function sandboxWith(
+		log: string,
+		sandbox: Sandbox,
+		servers: Record<string, unknown> = { fx: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } } },
+	): Promise<void> {
+		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
 	}
 
 	test("the server starts, connects and lists its tools while the model is still writing the call", async () => {
@@ -332,15 +333,10 @@ describe("in a real Pi", () => {
 		const sandbox = await makeSandbox();
 		cleanups.push(() => sandbox.cleanup());
 		const log = join(sandbox.root, "wire.log");
-		await writeFile(
-			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({
-				mcpServers: {
-					broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-				},
-			}),
-		);
 		// Pinned to legacy: in `auto` one setup spawns twice (the SDK's probe sibling, then the resident process).
+		await sandboxWith(log, sandbox, {
+			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+		});
 		const call = { tool: "mcp", args: { action: "call", server: "broken", tool: "echo", args: { text: "x" } } };
 		const run = await runPiJson({
 			sandbox,
