@@ -11,6 +11,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { runAction } from "./actions.ts";
 import { loadConfig, unknownServer } from "./config.ts";
+import { refusalText } from "./content.ts";
 import type { Auth, Credentials, Runtime, Session } from "./contracts.ts";
 import { AuthRequired } from "./errors.ts";
 import { matchingTools, type Result, toolListing } from "./listing.ts";
@@ -219,7 +220,7 @@ async function printResult(cli: Cli, result: Result, extra: Readonly<Record<stri
 		result.content.map(async (block, index) => {
 			if (block.type === "text") return block.text;
 			const saved = await cli.session.overflow.save(`image-${index}`, [Buffer.from(block.data, "base64")]);
-			return "path" in saved ? `[${block.mimeType} image saved to ${saved.path}]` : `[${block.mimeType} image: ${saved.refused}]`;
+			return `[${block.mimeType} image${"path" in saved ? ` saved to ${saved.path}` : `: ${refusalText(saved)}`}]`;
 		}),
 	);
 	(result.isError ? cli.io.out : cli.content)(`${parts.join("\n")}\n`);

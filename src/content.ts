@@ -9,7 +9,6 @@ import {
 	type Counted,
 	cutHead,
 	encodeClean,
-	formatBytes,
 	INLINE_IMAGE_TYPES,
 	INLINE_MAX_BYTES,
 	INLINE_MAX_LINES,
@@ -18,9 +17,10 @@ import {
 	type OutputInfo,
 	type OverflowStore,
 	pieceTotals,
+	type Refused,
 	type Saved,
 } from "./output.ts";
-import { oneLine, shortText, stripTerminal } from "./text.ts";
+import { formatBytes, oneLine, shortText, stripTerminal } from "./text.ts";
 
 export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type: "image"; data: string; mimeType: string }>;
 
@@ -130,9 +130,16 @@ function placeImage(part: Extract<Part, { kind: "image" }>, inlineSoFar: number)
 	return { inline: true };
 }
 
-function savedLine(what: string, mimeType: string, bytes: number, saved: Saved | { refused: string }, reason?: string): string {
+/** Why the overflow store did not save a file, in words. */
+export function refusalText(refused: Refused): string {
+	return refused.refused === "ended"
+		? "the session has ended"
+		: `this session's overflow limit of ${formatBytes(refused.capBytes)} is reached (${formatBytes(refused.usedBytes)} used)`;
+}
+
+function savedLine(what: string, mimeType: string, bytes: number, saved: Saved | Refused, reason?: string): string {
 	const why = reason ? `, ${reason}` : "";
-	const where = "path" in saved ? `saved to ${saved.path}` : `not saved: ${saved.refused}`;
+	const where = "path" in saved ? `saved to ${saved.path}` : `not saved: ${refusalText(saved)}`;
 	return `[${what} ${oneLine(mimeType, 60)}, ${formatBytes(bytes)}${why}: ${where}]`;
 }
 
@@ -180,7 +187,7 @@ export async function present(parts: readonly Part[], store: OverflowStore, labe
 		`${label}.txt`,
 		pieces.map((piece, index) => encoded.get(index)?.bytes ?? piece),
 	);
-	const where = "path" in full ? `Full output: ${full.path}` : `The full output was not saved: ${full.refused}.`;
+	const where = "path" in full ? `Full output: ${full.path}` : `The full output was not saved: ${refusalText(full)}.`;
 	const hidden = cut.totalBytes - cut.shownBytes;
 	const notice = `[Output truncated: showing ${cut.shownLines} of ${cut.totalLines} lines (${formatBytes(cut.shownBytes)} of ${formatBytes(cut.totalBytes)}; ${hidden} bytes not shown). ${where}]`;
 	const text = `${cut.text}${cut.text.endsWith("\n") || cut.text === "" ? "" : "\n"}${notice}`;

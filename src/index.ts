@@ -8,7 +8,7 @@ import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir 
 import { once } from "./async.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
 import type { Auth, Runtime, Session } from "./contracts.ts";
-import { createOverflowStore, type OverflowStore } from "./output.ts";
+import type { OverflowStore } from "./output.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
 import type { SecretStore } from "./store.ts";
@@ -49,13 +49,18 @@ type Modules = Readonly<{
 	runtime: typeof import("./runtime.ts");
 	errors: typeof import("./errors.ts");
 	sdk: typeof import("./sdk.ts");
+	output: typeof import("./output.ts");
 }>;
 
 const loadModules = once(
 	(): Promise<Modules> =>
-		Promise.all([import("./actions.ts"), import("./runtime.ts"), import("./errors.ts"), import("./sdk.ts")]).then(
-			([actions, runtime, errors, sdk]) => ({ actions, runtime, errors, sdk }),
-		),
+		Promise.all([
+			import("./actions.ts"),
+			import("./runtime.ts"),
+			import("./errors.ts"),
+			import("./sdk.ts"),
+			import("./output.ts"),
+		]).then(([actions, runtime, errors, sdk, output]) => ({ actions, runtime, errors, sdk, output })),
 );
 
 /** A session from `session_start` to shutdown: its configuration (replaced when Pi's MCP servers
@@ -143,7 +148,7 @@ async function live(host: Host): Promise<Readonly<{ session: Session & Owned; mo
 			clientInfo: { name: "pi-mcp", version: VERSION },
 			auth: current.owned.auth,
 		});
-	const overflow = current.overflow ?? createOverflowStore({ baseDir: host.options.overflowDir });
+	const overflow = current.overflow ?? mods.output.createOverflowStore({ baseDir: host.options.overflowDir });
 	if (runtime !== current.runtime || overflow !== current.overflow) host.holder.session = { ...current, runtime, overflow };
 	return { session: { config: current.config, runtime, overflow, ...current.owned }, mods };
 }

@@ -1,7 +1,9 @@
 /**
  * Where output ends: Pi's inline limits, the head cut, large texts encoded once for their file
  * (`encodeClean`), and the private overflow files (one 0700 directory per session, 0600 files, a
- * session cap) that hold what does not fit inline. What makes text safe to show is in text.ts.
+ * session cap) that hold what does not fit inline. What makes text safe to show is in text.ts; the
+ * words for a refused file are `refusalText` in content.ts (this room imports nothing of pi-mcp, and
+ * the renderer, which loads at start-up, needs none of it).
  */
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, open, rm } from "node:fs/promises";
@@ -43,12 +45,6 @@ export const MAX_INLINE_IMAGES = 4;
 /** Base64 characters of one inline image. */
 export const MAX_IMAGE_BASE64 = 2 * 1024 * 1024;
 export const INLINE_IMAGE_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
-export function formatBytes(bytes: number): string {
-	if (bytes < 1024) return `${bytes} B`;
-	if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-	return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-}
 
 /** What the renderer needs to know about a result. */
 export type OutputInfo = Readonly<{
@@ -254,7 +250,8 @@ export function encodeClean(text: string): Counted | undefined {
 // Overflow files
 
 export type Saved = Readonly<{ path: string; bytes: number }>;
-export type Refused = Readonly<{ refused: string }>;
+/** Why a file was not saved: the session ended, or it would pass the session cap (`refusalText` words it). */
+export type Refused = Readonly<{ refused: "ended" } | { refused: "cap"; capBytes: number; usedBytes: number }>;
 
 export interface OverflowStore {
 	/** Writes the pieces as one file (0600) in the session directory (0700), within the session cap. */
@@ -286,12 +283,10 @@ export function createOverflowStore(options: OverflowOptions = {}): OverflowStor
 	};
 	return {
 		async save(name, pieces) {
-			if (state.disposed) return { refused: "the session has ended" };
+			if (state.disposed) return { refused: "ended" };
 			const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
 			if (state.used + bytes > maxBytes) {
-				return {
-					refused: `this session's overflow limit of ${formatBytes(maxBytes)} is reached (${formatBytes(state.used)} used)`,
-				};
+				return { refused: "cap", capBytes: maxBytes, usedBytes: state.used };
 			}
 			state.used += bytes;
 			state.count += 1;

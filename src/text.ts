@@ -2,7 +2,8 @@
  * Text from elsewhere made safe to show here, the one copy of each rule: terminal escapes stripped
  * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`, `shortText`), and the
  * sanitiser for errors and remote notices (`sanitize`: known secrets and secret-looking fragments
- * redacted, length bounded). Imports nothing of pi-mcp: every other room may use it.
+ * redacted, length bounded); and byte counts for people (`formatBytes`). Imports nothing of pi-mcp:
+ * every other room may use it.
  */
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -245,4 +246,11 @@ export function sanitize(text: string, secrets: readonly string[] = []): string 
 	const bound = Math.min(MAX_MESSAGE_CHARS, cleaned.length);
 	const end = /[\uD800-\uDBFF]/.test(cleaned.charAt(bound - 1)) ? bound - 1 : bound;
 	return `${cleaned.slice(0, end)}… [cut]`;
+}
+
+/** A byte count for people: `512 B`, `1.5 KiB`, `2.0 MiB`. */
+export function formatBytes(bytes: number): string {
+	if (bytes < 1024) return `${bytes} B`;
+	if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+	return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }

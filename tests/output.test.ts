@@ -25,6 +25,7 @@ import {
 	type Presented,
 	present,
 	promptResultParts,
+	refusalText,
 	resourceResultParts,
 	toolResultParts,
 } from "../src/content.ts";
@@ -32,13 +33,12 @@ import {
 	createOverflowStore,
 	cutHead,
 	encodeClean,
-	formatBytes,
 	INLINE_MAX_BYTES,
 	INLINE_MAX_LINES,
 	MAX_IMAGE_BASE64,
 	type OverflowStore,
 } from "../src/output.ts";
-import { MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/text.ts";
+import { formatBytes, MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/text.ts";
 
 const run = promisify(execFile);
 const KiB = 1024;
@@ -534,7 +534,8 @@ describe("the overflow store", () => {
 		assert.equal(await readFile(a.path, "utf8"), `${"x".repeat(600)}${"y".repeat(400)}`);
 		const b = await store.save("b.txt", ["z"]);
 		assert.ok("refused" in b);
-		assert.match(b.refused, /overflow limit of 1000 B is reached \(1000 B used\)/);
+		assert.deepEqual(b, { refused: "cap", capBytes: 1000, usedBytes: 1000 });
+		assert.equal(refusalText(b), "this session's overflow limit of 1000 B is reached (1000 B used)");
 	});
 
 	test("the real default cap (50 MiB): of two 30 MiB results the second is refused with a note saying the limit", async () => {
@@ -583,7 +584,7 @@ describe("the overflow store", () => {
 		await store.dispose();
 
 		const refused = await store.save("late.txt", ["late"]);
-		assert.deepEqual(refused, { refused: "the session has ended" });
+		assert.deepEqual(refused, { refused: "ended" });
 		const late = await present(textParts("l".repeat(INLINE_MAX_BYTES + 1)), store, "late");
 		assert.ok(
 			noticeOf(late).endsWith("bytes not shown). The full output was not saved: the session has ended.]"),
