@@ -103,39 +103,46 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 	if (current.state === "connecting") return awaitWith(current.setup, signal, cancelled);
 
 	const abort = new AbortController();
-	const timer = setTimeout(() => abort.abort(new Error("setup timeout")), config.requestTimeoutMs);
-	timer.unref();
+	const timer: { handle?: ReturnType<typeof setTimeout> } = {};
 	const onShutdown = () => abort.abort(new Error("shutdown"));
 	t.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
 	const timedOut = () => (abort.signal.reason as Error | undefined)?.message === "setup timeout";
-	const setup = t.open(config, abort.signal).then(
-		(live) => {
-			const now = connection(t, name);
-			if (now.state === "connecting" && now.setup === setup) {
-				t.connections.set(name, { state: "ready", live });
-				return live;
-			}
-			// Superseded by a reconnect or shutdown while connecting: close what we opened.
-			return t.close(live).then(() => {
-				throw new CallFailed(name, `the connection to MCP server "${name}" was reset while starting`, "closed");
-			});
-		},
-		async (error: unknown) => {
-			const end = { ended: t.shutdown.signal.aborted, aborted: abort.signal.aborted, timedOut: timedOut() };
-			const tail = t.stderrTails.get(name)?.text();
-			// Missing credentials do not latch: once the user signs in, the next call connects.
-			const failure =
-				error instanceof AuthRequired
-					? error
-					: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text));
-			const now = connection(t, name);
-			const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
-			if (now.state === "connecting" && now.setup === setup) t.connections.set(name, next);
-			throw failure;
-		},
-	);
+	// The server's timeout bounds its own setup (credentials, spawn, handshake), not pi-mcp loading the
+	// SDK, which the early start may still be waiting for: 100–150 ms inside Pi, seconds on a loaded machine.
+	const setup = loadSdk()
+		.then(() => {
+			timer.handle = setTimeout(() => abort.abort(new Error("setup timeout")), config.requestTimeoutMs);
+			timer.handle.unref();
+			return t.open(config, abort.signal);
+		})
+		.then(
+			(live) => {
+				const now = connection(t, name);
+				if (now.state === "connecting" && now.setup === setup) {
+					t.connections.set(name, { state: "ready", live });
+					return live;
+				}
+				// Superseded by a reconnect or shutdown while connecting: close what we opened.
+				return t.close(live).then(() => {
+					throw new CallFailed(name, `the connection to MCP server "${name}" was reset while starting`, "closed");
+				});
+			},
+			async (error: unknown) => {
+				const end = { ended: t.shutdown.signal.aborted, aborted: abort.signal.aborted, timedOut: timedOut() };
+				const tail = t.stderrTails.get(name)?.text();
+				// Missing credentials do not latch: once the user signs in, the next call connects.
+				const failure =
+					error instanceof AuthRequired
+						? error
+						: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text));
+				const now = connection(t, name);
+				const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
+				if (now.state === "connecting" && now.setup === setup) t.connections.set(name, next);
+				throw failure;
+			},
+		);
 	const settle = () => {
-		clearTimeout(timer);
+		clearTimeout(timer.handle);
 		t.shutdown.signal.removeEventListener("abort", onShutdown);
 	};
 	setup.then(settle, settle);

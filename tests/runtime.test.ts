@@ -3,10 +3,12 @@
  * 127.0.0.1): negotiation, coalescing, independent calls, latched failures, teardown.
  */
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
 import { loadConfig } from "../src/config.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../src/errors.ts";
@@ -48,6 +50,7 @@ async function warm(runtime: Runtime, name: string): Promise<void> {
 }
 
 const node = process.execPath;
+const ROOT = new URL("..", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
 	await Promise.all(cleanups.map((cleanup) => cleanup()));
@@ -284,6 +287,31 @@ describe("failures and teardown", () => {
 		assert.equal(pids.length, 1);
 		assert.equal(pidAlive(pids[0] as number), false);
 		await h.cleanup();
+	});
+
+	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
+		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
+		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
+		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-slow-sdk-"));
+		cleanups.push(() => rm(dir, { recursive: true, force: true }));
+		const log = join(dir, "wire.log");
+		const server = { ...stdio(log), protocolVersion: "legacy", requestTimeoutMs: 1500 };
+		await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { fx: server } }));
+		const hooks = pathToFileURL(join(ROOT, "tests/fixtures/slow-sdk.mjs")).href;
+		const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hooks)});`;
+		const child = spawnSync(
+			node,
+			["--import", register, "--import", "tsx", join(ROOT, "tests/fixtures/slow-sdk-child.ts"), dir],
+			{
+				cwd: ROOT,
+				env: { ...process.env, SLOW_SDK_MS: "2500", NODE_OPTIONS: "" },
+				encoding: "utf8",
+				timeout: 60_000,
+			},
+		);
+		assert.equal(child.status, 0, child.stderr);
+		assert.deepEqual(JSON.parse(child.stdout), { text: "[legacy] after a slow load" });
+		assert.equal(startedPids(readWire(log)).filter(pidAlive).length, 0, "the child's runtime ended its server");
 	});
 
 	test("teardown kills the whole process group, grandchildren included", async () => {
