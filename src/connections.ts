@@ -8,7 +8,7 @@ import type { AuthProvider, Tool } from "@modelcontextprotocol/client";
 import { awaitWith } from "./async.ts";
 import { TailBuffer } from "./bounded.ts";
 import type { Live, RuntimeOptions, ServerStatus } from "./contracts.ts";
-import { AuthRequired, CallFailed, SetupFailed } from "./errors.ts";
+import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "./errors.ts";
 import { requestError, setupError } from "./failures.ts";
 import type { ServerConfig, ServerEntry } from "./schema.ts";
 import type { Sdk } from "./sdk.lazy.ts";
@@ -130,11 +130,14 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 			async (error: unknown) => {
 				const end = { ended: t.shutdown.signal.aborted, aborted: abort.signal.aborted, timedOut: timedOut() };
 				const tail = t.stderrTails.get(name)?.text();
-				// Missing credentials do not latch: once the user signs in, the next call connects.
+				// Missing credentials do not latch: once the user signs in, the next call connects. An SDK that
+				// cannot load (a damaged installation) latches like any failed setup, naming the server.
 				const failure =
 					error instanceof AuthRequired
 						? error
-						: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text));
+						: error instanceof SdkUnavailable
+							? new SetupFailed(name, `MCP server "${name}" failed to start: ${error.message}`)
+							: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text));
 				const now = connection(t, name);
 				const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
 				if (now.state === "connecting" && now.setup === setup) t.connections.set(name, next);

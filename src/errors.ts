@@ -10,6 +10,17 @@ export class SetupFailed extends Error {
 	}
 }
 
+/**
+ * The MCP SDK itself could not be imported (a damaged or partial installation): no server can start
+ * until pi-mcp is reinstalled. Raised by `loadSdk()` so every path says the same thing.
+ */
+export class SdkUnavailable extends Error {
+	override readonly name = "SdkUnavailable";
+	constructor(cause: string) {
+		super(`pi-mcp could not load the MCP SDK (${cause}). Reinstall pi-mcp, then restart Pi.`);
+	}
+}
+
 /** Credentials are missing or unusable; the message says what to do. */
 export class AuthRequired extends Error {
 	override readonly name = "AuthRequired";

@@ -4,6 +4,7 @@
  * with `console.*`, which would draw over Pi's TUI).
  */
 import { once } from "./async.ts";
+import { errorText, SdkUnavailable } from "./errors.ts";
 import type { Sdk } from "./sdk.lazy.ts";
 import { sanitize } from "./text.ts";
 
@@ -11,13 +12,21 @@ import { sanitize } from "./text.ts";
 export const sdkNotices: string[] = [];
 const SDK_CONSOLE = /^(\[mcp-sdk\]|Client\.list\w*\(\) called)/;
 
-/** Loads the SDK once; the first load also contains its console output. */
+/**
+ * Loads the SDK once; the first load also contains its console output. A failed import becomes
+ * `SdkUnavailable` (its first line only: Node's message names the missing package and the importer).
+ */
 export const loadSdk = once(
 	(): Promise<Sdk> =>
-		import("./sdk.lazy.ts").then((sdk) => {
-			containSdkConsole();
-			return sdk;
-		}),
+		import("./sdk.lazy.ts").then(
+			(sdk) => {
+				containSdkConsole();
+				return sdk;
+			},
+			(error: unknown) => {
+				throw new SdkUnavailable(sanitize(errorText(error).split("\n")[0] ?? "").slice(0, 300));
+			},
+		),
 );
 
 function containSdkConsole(): void {

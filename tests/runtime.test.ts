@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -289,29 +290,52 @@ describe("failures and teardown", () => {
 		await h.cleanup();
 	});
 
-	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
-		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
-		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
-		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-slow-sdk-"));
+	/** Runs tests/fixtures/sdk-hooks-child.ts (two calls to `fx`, then its status) under the SDK hooks. */
+	async function underSdkHooks(env: Record<string, string>, requestTimeoutMs: number) {
+		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-sdk-hooks-"));
 		cleanups.push(() => rm(dir, { recursive: true, force: true }));
 		const log = join(dir, "wire.log");
-		const server = { ...stdio(log), protocolVersion: "legacy", requestTimeoutMs: 1500 };
+		const server = { ...stdio(log), protocolVersion: "legacy", requestTimeoutMs };
 		await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { fx: server } }));
-		const hooks = pathToFileURL(join(ROOT, "tests/fixtures/slow-sdk.mjs")).href;
+		const hooks = pathToFileURL(join(ROOT, "tests/fixtures/sdk-hooks.mjs")).href;
 		const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hooks)});`;
 		const child = spawnSync(
 			node,
-			["--import", register, "--import", "tsx", join(ROOT, "tests/fixtures/slow-sdk-child.ts"), dir],
-			{
-				cwd: ROOT,
-				env: { ...process.env, SLOW_SDK_MS: "2500", NODE_OPTIONS: "" },
-				encoding: "utf8",
-				timeout: 60_000,
-			},
+			["--import", register, "--import", "tsx", join(ROOT, "tests/fixtures/sdk-hooks-child.ts"), dir],
+			{ cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: "" }, encoding: "utf8", timeout: 60_000 },
 		);
 		assert.equal(child.status, 0, child.stderr);
-		assert.deepEqual(JSON.parse(child.stdout), { text: "[legacy] after a slow load" });
-		assert.equal(startedPids(readWire(log)).filter(pidAlive).length, 0, "the child's runtime ended its server");
+		const outcome = JSON.parse(child.stdout) as {
+			calls: { text?: string; error?: string }[];
+			status: { name: string; state: string; error?: string }[];
+		};
+		return { ...outcome, wire: existsSync(log) ? readWire(log) : [] };
+	}
+
+	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
+		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
+		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
+		const { calls, status, wire } = await underSdkHooks({ SLOW_SDK_MS: "2500" }, 1500);
+		assert.deepEqual(calls, [{ text: "[legacy] after a slow load" }, { text: "[legacy] after a slow load" }]);
+		assert.equal(status[0]?.state, "ready");
+		assert.equal(startedPids(wire).length, 1, "one server for both calls");
+		assert.equal(startedPids(wire).filter(pidAlive).length, 0, "the child's runtime ended its server");
+	});
+
+	test("an SDK that cannot load fails the setup once, naming the server, and latches it", async () => {
+		// A damaged installation: Node cannot find the SDK's package. Before, the raw import error came
+		// back for every call and the server stayed "connecting" for good.
+		const { calls, status, wire } = await underSdkHooks({ BROKEN_SDK: "1" }, 5000);
+		assert.equal(calls.length, 2);
+		for (const call of calls) {
+			assert.equal(call.text, undefined);
+			assert.match(call.error ?? "", /^MCP server "fx" failed to start: pi-mcp could not load the MCP SDK \(/);
+			assert.match(call.error ?? "", /Cannot find package '@modelcontextprotocol\/client-not-installed'/);
+			assert.match(call.error ?? "", /Reinstall pi-mcp, then restart Pi\.$/);
+		}
+		assert.equal(calls[1]?.error, calls[0]?.error, "the second call gets the latched failure");
+		assert.deepEqual(status, [{ name: "fx", state: "failed", error: calls[0]?.error }]);
+		assert.equal(startedPids(wire).length, 0, "no server was spawned");
 	});
 
 	test("teardown kills the whole process group, grandchildren included", async () => {
