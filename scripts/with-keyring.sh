@@ -22,10 +22,37 @@ cleanup() {
 	rm -rf "$KEYRING_HOME"
 }
 trap cleanup EXIT
-# dbus-run-session starts a private dbus-daemon, runs the inner shell and tears the bus down
-# afterwards. The first --unlock creates login.keyring with this password and leaves it unlocked
-# (no prompt).
+# The bus is private and can start exactly one service: a Secret Service that unlocks the test
+# keyring by itself. gnome-keyring-daemon can abort when many clients open sessions at once (an
+# upstream race; the refresh tests start 8 processes together). The standard session bus would then
+# start a replacement whose keyring is locked, and every later keyring call would fail or wait on an
+# unlock prompt nobody answers (a full run hung that way once). On this bus the replacement unlocks.
+mkdir -p "$KEYRING_HOME/services"
+cat >"$KEYRING_HOME/services/org.freedesktop.secrets.service" <<'SERVICE'
+[D-BUS Service]
+Name=org.freedesktop.secrets
+Exec=/bin/sh -c "printf %s ci-keyring-password | exec gnome-keyring-daemon --foreground --unlock --components=secrets >/dev/null"
+SERVICE
+cat >"$KEYRING_HOME/bus.conf" <<BUS
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=$KEYRING_HOME</listen>
+  <auth>EXTERNAL</auth>
+  <servicedir>$KEYRING_HOME/services</servicedir>
+  <!-- The standard session policy. -->
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+BUS
+# dbus-run-session runs the inner shell on that bus and tears the bus down afterwards. The first
+# --unlock creates login.keyring with this password and leaves it unlocked (no prompt); a daemon the
+# bus starts later unlocks the same file with the same password.
 # dbus-daemon's "Failed to set fd limit" notice is harmless in containers and filtered out.
-HOME="$KEYRING_HOME" dbus-run-session -- sh -c '
+HOME="$KEYRING_HOME" dbus-run-session --config-file="$KEYRING_HOME/bus.conf" -- sh -c '
 	printf "%s" "ci-keyring-password" | gnome-keyring-daemon --unlock --components=secrets >/dev/null
 	HOME="$REAL_HOME" exec "$@"' with-keyring "$@" 2> >(grep -v "Failed to set fd limit" >&2)

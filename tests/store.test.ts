@@ -237,3 +237,47 @@ describe("keyring unavailable (child process without a session bus)", { timeout:
 		assert.deepEqual(result.notes, []);
 	});
 });
+
+describe("the suite's keyring (scripts/with-keyring.sh)", { timeout: 90_000 }, () => {
+	test("after the Secret Service daemon dies, the one the bus starts in its place is unlocked: the store reads and writes again", async () => {
+		// gnome-keyring-daemon can abort when many clients open sessions at once (an upstream race). On a
+		// standard bus its replacement comes up locked and every later call waits on an unlock prompt.
+		// This runs a private wrapper (its own bus and keyring), kills that keyring's daemon, and uses the
+		// store again in the same process.
+		const { DBUS_SESSION_BUS_ADDRESS: _outer, ...env } = process.env;
+		const code = `
+			const { readdirSync, readFileSync } = await import("node:fs");
+			const { keyringStore } = await import(${JSON.stringify(storeModule)});
+			const store = keyringStore();
+			const bus = "DBUS_SESSION_BUS_ADDRESS=" + process.env.DBUS_SESSION_BUS_ADDRESS;
+			const daemons = () => readdirSync("/proc").filter((pid) => /^\\d+$/.test(pid)).filter((pid) => {
+				try {
+					return readFileSync("/proc/" + pid + "/comm", "utf8").trim() === "gnome-keyring-d" &&
+						readFileSync("/proc/" + pid + "/environ", "utf8").split("\\0").includes(bus);
+				} catch { return false; }
+			});
+			const bounded = (promise) => Promise.race([promise.catch((e) => "error: " + e.message),
+				new Promise((done) => setTimeout(() => done("no answer within 15 s"), 15_000).unref())]);
+			const out = { values: [] };
+			await store.set("crash-check", "before");
+			out.values.push(await bounded(store.get("crash-check")));
+			const killed = daemons();
+			for (const pid of killed) process.kill(Number(pid), "SIGKILL");
+			while (daemons().some((pid) => killed.includes(pid))) await new Promise((done) => setTimeout(done, 20));
+			out.killed = killed.length;
+			out.values.push(await bounded(store.get("crash-check")));
+			out.values.push(await bounded(store.set("crash-check", "after").then(() => store.get("crash-check"))));
+			out.restarted = daemons().filter((pid) => !killed.includes(pid)).length;
+			console.log(JSON.stringify(out));
+			process.exit(0);`;
+		const { stdout } = await run(
+			"bash",
+			[join(root, "scripts/with-keyring.sh"), process.execPath, "--import", "tsx", "--input-type=module", "-e", code],
+			{ cwd: root, env: { ...env, NODE_OPTIONS: "" }, timeout: 60_000 },
+		);
+		const out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as { values: string[]; killed: number; restarted: number };
+		assert.equal(out.killed, 1, "the wrapper's own daemon was found and killed");
+		assert.deepEqual(out.values, ["before", "before", "after"]);
+		assert.equal(out.restarted, 1, "the bus started one daemon in its place");
+	});
+});
