@@ -6,7 +6,7 @@
 import { once } from "./async.ts";
 import { errorText, SdkUnavailable } from "./errors.ts";
 import type { Sdk } from "./sdk.lazy.ts";
-import { sanitize } from "./text.ts";
+import { sanitize, shortText } from "./text.ts";
 
 /** SDK notices diverted from the console (newest last, at most 20). */
 export const sdkNotices: string[] = [];
@@ -24,7 +24,7 @@ export const loadSdk = once(
 				return sdk;
 			},
 			(error: unknown) => {
-				throw new SdkUnavailable(sanitize(errorText(error).split("\n")[0] ?? "").slice(0, 300));
+				throw new SdkUnavailable(shortText(sanitize(errorText(error).split("\n")[0] ?? ""), 300));
 			},
 		),
 );
