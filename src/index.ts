@@ -14,11 +14,13 @@ import type { ConfigSnapshot } from "./schema.ts";
 import type { SecretStore } from "./store.ts";
 import { escapeName } from "./text.ts";
 import {
-	type ArgumentCheck,
-	compileArgumentCheck,
+	compileArguments,
 	DESCRIPTION,
+	endedSoFar,
+	loadJsonReader,
 	PROMPT_SNIPPET,
 	parameters,
+	type StreamedText,
 	SUBCOMMANDS,
 	streamedServer,
 	streamedTool,
@@ -108,7 +110,13 @@ export function lazyAuth(make: () => Promise<{ auth: Auth; dispose: () => Promis
 type Host = Readonly<{
 	pi: ExtensionAPI;
 	options: InstallMcpOptions;
-	holder: { session?: Open; loading?: Promise<void>; ctx?: ExtensionContext; startedFor?: string; preparedFor?: string };
+	holder: {
+		session?: Open;
+		loading?: Promise<void>;
+		ctx?: ExtensionContext;
+		startedFor?: string;
+		preparedFor?: string;
+	} & StreamedText;
 }>;
 
 const envOf = (host: Host) => host.options.env ?? process.env;
@@ -167,13 +175,6 @@ async function prepareEarly(host: Host, name: string, tool: string): Promise<voi
 	// A server the early start did not start (disabled, unknown) is idle: `prepare` does nothing there.
 	await (await live(host)).session.runtime.prepare(name, tool);
 }
-
-/** Pi's argument check for the `mcp` tool, compiled once per process (see `compileArgumentCheck`). */
-const compileArguments = once(() =>
-	import("@earendil-works/pi-ai").then(({ validateToolArguments }) =>
-		compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck),
-	),
-);
 
 /** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
 function signedIn(host: Host, server: string, message: string, ok: boolean): void {
@@ -329,7 +330,9 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	// arguments (compiled on first use), the modules behind the tool and the MCP SDK (100–150 ms inside
 	// Pi), and, once the streamed arguments name an action that connects and an enabled server, that
 	// server's shared setup (the call joins it), then, once a `call` names its tool, the check of that
-	// tool's output schema (compiled on first use). A real model streams the rest of the call for longer
+	// tool's output schema (compiled on first use). A name counts as written at its closing quote (read
+	// from the deltas with pi-ai's parser, `endedSoFar`), not only once the next argument begins: the
+	// server process gets every delta's head start. A real model streams the rest of the call for longer
 	// than a local server takes to start. Nothing loads unless the model calls the tool (start-up stays lean),
 	// and nothing else connects early.
 	pi.on("message_update", (event) => {
@@ -341,6 +344,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		if (update.type === "toolcall_start") {
 			compileArguments().catch(() => undefined);
 			if (servers) {
+				holder.streamed = { id: block.id, raw: "" };
+				loadJsonReader().catch(() => undefined);
 				loadModules()
 					.then((mods) => mods.sdk.loadSdk())
 					.catch(() => undefined); // The call itself reports a failed load.
@@ -349,16 +354,18 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		}
 		if (!servers) return;
 		const complete = update.type === "toolcall_end";
-		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, complete);
+		const ended = update.type === "toolcall_delta" ? endedSoFar(holder, block.id, block.arguments, update.delta) : undefined;
+		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, complete, ended);
 		if (named) {
 			holder.startedFor = block.id;
 			startEarly(host, named.server, named.action === "call" || named.action === "describe").catch(() => undefined);
 		}
-		const called = holder.preparedFor === block.id ? undefined : streamedTool(block.arguments, complete);
+		const called = holder.preparedFor === block.id ? undefined : streamedTool(block.arguments, complete, ended);
 		if (called) {
 			holder.preparedFor = block.id;
 			prepareEarly(host, called.server, called.tool).catch(() => undefined);
 		}
+		if (complete || (holder.startedFor === block.id && holder.preparedFor === block.id)) holder.streamed = undefined;
 	});
 
 	pi.on("session_shutdown", async () => {

@@ -1,9 +1,12 @@
 /**
- * The `mcp` tool as the model sees it: its actions, parameters, description and prompt line. Kept
- * apart from `actions.ts` so that registering the tool loads only this small module; what the
- * actions do (and the runtime behind them) loads on first use.
+ * The `mcp` tool as the model sees it: its actions, parameters, description and prompt line, and how a
+ * call the model is still writing is read (the server and tool it names, from pi-ai's partial arguments
+ * and parser; pi-ai is Pi's own and loads only when the model starts an `mcp` call). Kept apart from
+ * `actions.ts` so that registering the tool loads only this small module; what the actions do (and the
+ * runtime behind them) loads on first use.
  */
 import { type Static, Type } from "typebox";
+import { once } from "./async.ts";
 import { isObject } from "./schema.ts";
 
 export const ACTIONS = [
@@ -49,38 +52,80 @@ export const DESCRIPTION =
 export const PROMPT_SNIPPET = "tools of MCP servers (status, tools, describe, call)";
 
 /**
- * The server a partly written `mcp` call will connect to, once that is certain: its action needs a
- * connection (every action but `status`) and names a server, and both values are complete, either
- * because another argument follows them or because the call is complete. `args` are the partial
- * arguments Pi hands extensions while the model streams (pi-ai's streaming JSON parser: an
- * unterminated string shows the characters read so far, members keep the order they were written in).
+ * Whether the value of the member `name`, the last one written so far, is already complete: its closing
+ * quote has arrived although no other member follows yet. Without it a value counts as complete only once
+ * another member follows it or the call is complete.
  */
-export function streamedServer(args: unknown, complete: boolean): Readonly<{ server: string; action: Action }> | undefined {
+export type Ended = (name: string) => boolean;
+
+/**
+ * The server a partly written `mcp` call will connect to, once that is certain: its action needs a
+ * connection (every action but `status`) and names a server, and both values are complete: another
+ * argument follows them, the call is complete, or `ended` says so. `args` are the partial arguments Pi
+ * hands extensions while the model streams (pi-ai's streaming JSON parser: an unterminated string shows
+ * the characters read so far, members keep the order they were written in).
+ */
+export function streamedServer(
+	args: unknown,
+	complete: boolean,
+	ended?: Ended,
+): Readonly<{ server: string; action: Action }> | undefined {
 	if (!isObject(args)) return undefined;
 	const { action, server } = args;
 	if (typeof action !== "string" || typeof server !== "string" || server === "") return undefined;
 	if (action === "status" || !(ACTIONS as readonly string[]).includes(action)) return undefined;
-	if (mayGrow(args, complete, "action", "server")) return undefined;
+	if (mayGrow(args, complete, ended, "action", "server")) return undefined;
 	return { server, action: action as Action };
 }
 
-/** Whether one of `names` is the member still being written (the last one, in an incomplete call). */
-function mayGrow(args: Readonly<Record<string, unknown>>, complete: boolean, ...names: readonly string[]): boolean {
+/** Whether one of `names` is the member still being written (the last one, in an incomplete call, not ended). */
+function mayGrow(
+	args: Readonly<Record<string, unknown>>,
+	complete: boolean,
+	ended: Ended | undefined,
+	...names: readonly string[]
+): boolean {
 	if (complete) return false;
 	const keys = Object.keys(args);
-	return names.includes(keys[keys.length - 1] ?? "");
+	const last = keys[keys.length - 1] ?? "";
+	return names.includes(last) && ended?.(last) !== true;
 }
 
 /**
  * The tool a partly written `call` will call, once its name is complete (another argument follows it,
- * or the call is complete), with the server it names; as `streamedServer` reads the partial arguments.
+ * the call is complete, or `ended` says so), with the server it names; as `streamedServer` reads the
+ * partial arguments.
  */
-export function streamedTool(args: unknown, complete: boolean): Readonly<{ server: string; tool: string }> | undefined {
-	const named = streamedServer(args, complete);
+export function streamedTool(
+	args: unknown,
+	complete: boolean,
+	ended?: Ended,
+): Readonly<{ server: string; tool: string }> | undefined {
+	const named = streamedServer(args, complete, ended);
 	if (named?.action !== "call" || !isObject(args)) return undefined;
 	const { tool } = args;
-	if (typeof tool !== "string" || tool === "" || mayGrow(args, complete, "tool")) return undefined;
+	if (typeof tool !== "string" || tool === "" || mayGrow(args, complete, ended, "tool")) return undefined;
 	return { server: named.server, tool };
+}
+
+/**
+ * `Ended` for partial arguments `args` that were parsed from the raw argument text `raw`, read with
+ * `parse` (pi-ai's streaming JSON parser, which Pi's providers use for the partial arguments): a string
+ * value is complete when one more character after the text leaves it unchanged. Inside an open string
+ * the character would join the value (after a pending escape too: the parser keeps an invalid escape as
+ * text); after the closing quote the parser drops it. Answers false when `raw` does not give the value
+ * Pi parsed (a provider that restarted its text), so the value then waits for the next member.
+ */
+export function endedIn(raw: string, args: Readonly<Record<string, unknown>>, parse: (text: string) => unknown): Ended {
+	const parsed: { now?: unknown; probed?: unknown } = {};
+	return (name) => {
+		const value = args[name];
+		if (typeof value !== "string") return false;
+		parsed.now ??= parse(raw);
+		parsed.probed ??= parse(`${raw}x`);
+		const { now, probed } = parsed;
+		return isObject(now) && now[name] === value && isObject(probed) && probed[name] === value;
+	};
 }
 
 /** pi-ai's `validateToolArguments`, as far as `compileArgumentCheck` uses it. */
@@ -109,3 +154,56 @@ export function compileArgumentCheck(check: ArgumentCheck | undefined): boolean 
 		return false;
 	}
 }
+
+/** The raw argument text of the `mcp` call being written, kept while its early steps may still need it. */
+export type StreamedText = { streamed?: { id: string; raw: string } };
+
+/** The raw argument text kept per streamed call: the server and tool come first, so a few KiB are plenty. */
+const RAW_ARGUMENTS_LIMIT = 4096;
+
+/**
+ * Adds a delta to the raw text kept for the `mcp` call being written and says, from that text, whether a
+ * value is already complete (`endedIn`). Undefined (values wait for the next member) before pi-ai's
+ * parser has loaded, for another call, and once the text is too long or a delta is missing.
+ */
+export function endedSoFar(
+	holder: StreamedText,
+	id: string,
+	args: Readonly<Record<string, unknown>>,
+	delta: unknown,
+): Ended | undefined {
+	const streamed = holder.streamed;
+	if (streamed?.id !== id) return undefined;
+	if (typeof delta !== "string" || streamed.raw.length + delta.length > RAW_ARGUMENTS_LIMIT) {
+		holder.streamed = undefined;
+		return undefined;
+	}
+	const raw = streamed.raw + delta;
+	holder.streamed = { id, raw };
+	return jsonReader.parse ? endedIn(raw, args, jsonReader.parse) : undefined;
+}
+
+/** pi-ai as Pi hands it to extensions (already in memory inside Pi), loaded when the model starts an `mcp` call. */
+const piAi = once(() => import("@earendil-works/pi-ai"));
+
+/** Pi's argument check for the `mcp` tool, compiled once per process (see `compileArgumentCheck`). */
+export const compileArguments = once(() =>
+	piAi().then(({ validateToolArguments }) => compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck)),
+);
+
+/**
+ * pi-ai's streaming JSON parser (the one Pi's providers read partial arguments with), set once pi-ai has
+ * loaded; until then, or in a Pi without it, a streamed value counts as complete only once the next
+ * member follows it (see `endedIn`).
+ */
+const jsonReader: { parse?: (text: string) => unknown } = {};
+export const loadJsonReader = once(() =>
+	piAi().then(({ StreamingJsonParser }) => {
+		if (typeof StreamingJsonParser !== "function") return;
+		jsonReader.parse = (text) => {
+			const parser = new StreamingJsonParser();
+			parser.append(text);
+			return parser.snapshot();
+		};
+	}),
+);

@@ -10,13 +10,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { validateToolArguments } from "@earendil-works/pi-ai";
+import { StreamingJsonParser, validateToolArguments } from "@earendil-works/pi-ai";
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
 import { loadConfig } from "../src/config.ts";
 import { outputChecks } from "../src/connect.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { type ArgumentCheck, compileArgumentCheck, parameters, streamedServer, streamedTool } from "../src/tool.ts";
+import { type ArgumentCheck, compileArgumentCheck, endedIn, parameters, streamedServer, streamedTool } from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { CRASH, count, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
@@ -122,6 +122,47 @@ describe("which streamed arguments name the tool a call will call", () => {
 		assert.equal(streamedTool({ action: "describe", server: "fx", tool: "echo" }, true), undefined);
 		assert.equal(streamedTool({ action: "call", tool: "echo", args: {} }, true), undefined);
 		assert.equal(streamedTool({ action: "call", server: "fx", tool: "echo" }, false), undefined);
+	});
+});
+
+describe("a name counts as written at its closing quote", () => {
+	/** pi-ai's streaming parser, as Pi's providers read partial arguments (and as index.ts reads the raw text). */
+	const parse = (text: string): unknown => {
+		const parser = new StreamingJsonParser();
+		parser.append(text);
+		return parser.snapshot();
+	};
+	/** The partial arguments Pi would hand over for `raw`, and whether the server and tool count as written. */
+	const read = (raw: string) => {
+		const args = parse(raw) as Record<string, unknown>;
+		const ended = endedIn(raw, args, parse);
+		return { server: streamedServer(args, false, ended)?.server, tool: streamedTool(args, false, ended)?.tool };
+	};
+
+	test("the closing quote completes a value before the next argument begins", () => {
+		assert.deepEqual(read('{"action":"call","server":"fx"'), { server: "fx", tool: undefined });
+		assert.deepEqual(read('{"action":"call","server":"fx",'), { server: "fx", tool: undefined });
+		assert.deepEqual(read('{"action": "call", "server": "fx" '), { server: "fx", tool: undefined });
+		assert.deepEqual(read('{"action":"call","server":"fx","tool":"echo"'), { server: "fx", tool: "echo" });
+		// A name written with an escape is still the name once its quote closes.
+		assert.deepEqual(read('{"action":"call","server":"f\\u0078"'), { server: "fx", tool: undefined });
+	});
+
+	test("an open string, a pending escape or an open action is not a name yet", () => {
+		assert.deepEqual(read('{"action":"call","server":"fx'), { server: undefined, tool: undefined });
+		assert.deepEqual(read('{"action":"call","server":"f\\'), { server: undefined, tool: undefined });
+		assert.deepEqual(read('{"action":"call","server":"f\\u00'), { server: undefined, tool: undefined });
+		assert.deepEqual(read('{"action":"call","server":"fx","tool":"ec'), { server: "fx", tool: undefined });
+		assert.deepEqual(read('{"server":"fx","action":"cal'), { server: undefined, tool: undefined });
+		assert.deepEqual(read('{"server":"fx","action":"status"'), { server: undefined, tool: undefined });
+	});
+
+	test("raw text that does not give the arguments Pi parsed (a provider that restarted) proves nothing", () => {
+		const args = { action: "call", server: "fx" };
+		const ended = endedIn('{"action":"call","server":"other"', args, parse);
+		assert.equal(ended("server"), false);
+		assert.equal(streamedServer(args, false, ended), undefined);
+		assert.equal(endedIn('{"action":"call","server":"fx"', { action: "call", server: 3 }, parse)("server"), false);
 	});
 });
 
@@ -295,6 +336,65 @@ describe("in a real Pi", () => {
 		assert.equal(count(before, "tools/call"), 0);
 		assert.equal(count(wire.slice(end), "tools/call"), 1);
 		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+	});
+
+	test("the server's name counts as written at its closing quote: it starts before the next argument begins", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		await sandboxWith(log, sandbox);
+		// The model's text stops right after `"server":"fx"` (nothing of the next argument yet) until the server's
+		// log shows its tool listing (at most 20 s).
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "call the fixture",
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "quoted" } } },
+				{ text: "FINAL {{last}}" },
+			],
+			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"', PI_FAUX_HOLD_AFTER: '"server":"fx"' },
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const wire = readWire(log);
+		const held = wire.findIndex((line) => line.event === "held");
+		assert.deepEqual(
+			wire[held],
+			{ event: "held", seen: true },
+			"the tool listing came while the model had written only the server",
+		);
+		assert.ok(count(wire.slice(0, held), "start") >= 1);
+		assert.equal(count(wire, "tools/list"), 1, "the call joined that listing");
+		assert.equal(count(wire.slice(held), "tools/call"), 1);
+		const [call] = toolResults(run.events);
+		assert.equal(call?.text, "[modern] quoted");
+		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+	});
+
+	test("at a real model's pace (50 tokens/s), the server's own log shows it started before Pi executed the call", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		await sandboxWith(log, sandbox);
+		const text = "Summarise the open issues of the project in three short sentences for the weekly status note.";
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "call the fixture",
+			script: [{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text } } }, { text: "done" }],
+			// Pi's `tool_call` event (the call is about to execute) goes to the server's own log file.
+			env: { PI_FAUX_TOKENS_PER_SECOND: "50", PI_FAUX_EVENT_LOG: log },
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const wire = readWire(log);
+		const started = wire.findIndex((line) => line.event === "start");
+		const executed = wire.findIndex((line) => line.event === "tool_call");
+		assert.ok(started >= 0 && executed >= 0, JSON.stringify(wire));
+		assert.ok(started < executed, `the server started before the call executed: ${JSON.stringify(wire)}`);
+		const [call] = toolResults(run.events);
+		assert.equal(call?.text, `[modern] ${text}`);
 	});
 
 	test("a call the model never completes leaves a connection that is torn down as usual", async () => {
