@@ -17,7 +17,7 @@ import { outputChecks } from "../src/connect.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { type ArgumentCheck, compileArgumentCheck, endedIn, parameters, streamedServer, streamedTool } from "../src/tool.ts";
-import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
+import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
 import { CRASH, count, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
@@ -304,24 +304,32 @@ describe("in a real Pi", () => {
 		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
 	}
 
-	test("the server starts, connects and lists its tools while the model is still writing the call", async () => {
+	/** Pi with pi-mcp and the faux model writing `script`, in a fresh sandbox whose servers log to one wire log. */
+	async function runInPi(
+		prompt: string,
+		script: readonly Step[],
+		env: (log: string) => Record<string, string> = () => ({}),
+		servers?: (log: string) => Record<string, unknown>,
+	) {
 		const sandbox = await makeSandbox();
 		cleanups.push(() => sandbox.cleanup());
 		const log = join(sandbox.root, "wire.log");
-		await sandboxWith(log, sandbox);
+		await sandboxWith(log, sandbox, servers?.(log));
+		const run = await runPiJson({ sandbox, extensions: [EXTENSION], prompt, script, env: env(log), timeoutMs: 60_000 });
+		return { run, log };
+	}
+
+	test("the server starts, connects and lists its tools while the model is still writing the call", async () => {
 		// The faux model holds the end of each tool call until the server's log shows its tool listing
 		// (at most 20 s), then logs the end: with early start the listing comes first.
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "call the fixture",
-			script: [
+		const { run, log } = await runInPi(
+			"call the fixture",
+			[
 				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "streamed" } } },
 				{ text: "FINAL {{last}}" },
 			],
-			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' },
-			timeoutMs: 60_000,
-		});
+			(log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+		);
 		assert.equal(run.code, 0, run.stderr);
 		const [call] = toolResults(run.events);
 		assert.equal(call?.isError, false, call?.text);
@@ -339,23 +347,16 @@ describe("in a real Pi", () => {
 	});
 
 	test("the server's name counts as written at its closing quote: it starts before the next argument begins", async () => {
-		const sandbox = await makeSandbox();
-		cleanups.push(() => sandbox.cleanup());
-		const log = join(sandbox.root, "wire.log");
-		await sandboxWith(log, sandbox);
 		// The model's text stops right after `"server":"fx"` (nothing of the next argument yet) until the server's
 		// log shows its tool listing (at most 20 s).
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "call the fixture",
-			script: [
+		const { run, log } = await runInPi(
+			"call the fixture",
+			[
 				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "quoted" } } },
 				{ text: "FINAL {{last}}" },
 			],
-			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"', PI_FAUX_HOLD_AFTER: '"server":"fx"' },
-			timeoutMs: 60_000,
-		});
+			(log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"', PI_FAUX_HOLD_AFTER: '"server":"fx"' }),
+		);
 		assert.equal(run.code, 0, run.stderr);
 		const wire = readWire(log);
 		const held = wire.findIndex((line) => line.event === "held");
@@ -373,20 +374,13 @@ describe("in a real Pi", () => {
 	});
 
 	test("at a real model's pace (50 tokens/s), the server's own log shows it started before Pi executed the call", async () => {
-		const sandbox = await makeSandbox();
-		cleanups.push(() => sandbox.cleanup());
-		const log = join(sandbox.root, "wire.log");
-		await sandboxWith(log, sandbox);
 		const text = "Summarise the open issues of the project in three short sentences for the weekly status note.";
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "call the fixture",
-			script: [{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text } } }, { text: "done" }],
-			// Pi's `tool_call` event (the call is about to execute) goes to the server's own log file.
-			env: { PI_FAUX_TOKENS_PER_SECOND: "50", PI_FAUX_EVENT_LOG: log },
-			timeoutMs: 60_000,
-		});
+		// Pi's `tool_call` event (the call is about to execute) goes to the server's own log file.
+		const { run, log } = await runInPi(
+			"call the fixture",
+			[{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text } } }, { text: "done" }],
+			(log) => ({ PI_FAUX_TOKENS_PER_SECOND: "50", PI_FAUX_EVENT_LOG: log }),
+		);
 		assert.equal(run.code, 0, run.stderr);
 		const wire = readWire(log);
 		const started = wire.findIndex((line) => line.event === "start");
@@ -398,24 +392,17 @@ describe("in a real Pi", () => {
 	});
 
 	test("a call the model never completes leaves a connection that is torn down as usual", async () => {
-		const sandbox = await makeSandbox();
-		cleanups.push(() => sandbox.cleanup());
-		const log = join(sandbox.root, "wire.log");
-		await sandboxWith(log, sandbox);
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "call the fixture",
-			script: [
+		const { run, log } = await runInPi(
+			"call the fixture",
+			[
 				{
 					tool: "mcp",
 					args: { action: "call", server: "fx", tool: "echo", args: { text: "never sent" } },
 					error: "the model stopped",
 				},
 			],
-			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' },
-			timeoutMs: 60_000,
-		});
+			(log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+		);
 		assert.deepEqual(toolResults(run.events), [], "the call never ran");
 		const wire = readWire(log);
 		assert.deepEqual(
@@ -430,22 +417,16 @@ describe("in a real Pi", () => {
 	});
 
 	test("a server that fails while the call is written: the call reports it, and the failure is latched", async () => {
-		const sandbox = await makeSandbox();
-		cleanups.push(() => sandbox.cleanup());
-		const log = join(sandbox.root, "wire.log");
-		// Pinned to legacy: in `auto` one setup spawns twice (the SDK's probe sibling, then the resident process).
-		await sandboxWith(log, sandbox, {
-			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		});
 		const call = { tool: "mcp", args: { action: "call", server: "broken", tool: "echo", args: { text: "x" } } };
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "call the broken server twice",
-			script: [call, call, { tool: "mcp", args: { action: "status" } }, { text: "done" }],
-			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"event":"start"' },
-			timeoutMs: 60_000,
-		});
+		const { run, log } = await runInPi(
+			"call the broken server twice",
+			[call, call, { tool: "mcp", args: { action: "status" } }, { text: "done" }],
+			(log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"event":"start"' }),
+			// Pinned to legacy: in `auto` one setup spawns twice (the SDK's probe sibling, then the resident process).
+			(log) => ({
+				broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+			}),
+		);
 		assert.equal(run.code, 0, run.stderr);
 		const wire = readWire(log);
 		const end = wire.findIndex((line) => line.event === "toolcall_end");
@@ -462,17 +443,7 @@ describe("in a real Pi", () => {
 	});
 
 	test("a status call, even one naming a server, starts nothing", async () => {
-		const sandbox = await makeSandbox();
-		cleanups.push(() => sandbox.cleanup());
-		const log = join(sandbox.root, "wire.log");
-		await sandboxWith(log, sandbox);
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "status",
-			script: [{ tool: "mcp", args: { action: "status", server: "fx" } }, { text: "done" }],
-			timeoutMs: 60_000,
-		});
+		const { run, log } = await runInPi("status", [{ tool: "mcp", args: { action: "status", server: "fx" } }, { text: "done" }]);
 		assert.equal(run.code, 0, run.stderr);
 		const [status] = toolResults(run.events);
 		assert.match(status?.text ?? "", /^fx: idle · stdio/m);
