@@ -219,7 +219,8 @@ const PEER_NAMES: Readonly<Record<string, string>> = {
 const METHOD = [
 	`Pi 1.6 \`--mode json\`, the faux model (\`bench/fixtures/faux-record.ts\`) streaming at ${TOKENS_PER_SECOND} tokens/s, one token`,
 	"(4 characters) per delta, on the wall clock (delta n due n/TPS s after the response starts; a late one goes out at once, as",
-	"a hosted model's stream keeps coming while the client works). Each run: two calls that echo a 120-character",
+	"a hosted model's stream keeps coming while the client works), each tool-call delta with the partial arguments of its own",
+	"text, as a real provider's. Each run: two calls that echo a 120-character",
 	"sentence (~30 tokens) through the fixture server `fx` (`tests/fixtures/server.mjs` over stdio), then a text answer. Each",
 	"variant writes its call the way its model would (pi-mcp `mcp({ action, server, tool, args })`, ~44 tokens; built-in",
 	"`mcp__fx__echo({ text })`, ~32; codemode a script, ~48; adapter `mcp({ tool, args })`, ~38), each in its own sandbox, with",
