@@ -117,14 +117,15 @@ export function streamedTool(
  * Pi parsed (a provider that restarted its text), so the value then waits for the next member.
  */
 export function endedIn(raw: string, args: Readonly<Record<string, unknown>>, parse: (text: string) => unknown): Ended {
-	const parsed: { now?: unknown; probed?: unknown } = {};
+	// One parse serves every name: the extra character can only join the last open value or be dropped, so
+	// a value the probe shows unchanged is also the value of `raw` itself.
+	const parsed: { probed?: unknown } = {};
 	return (name) => {
 		const value = args[name];
 		if (typeof value !== "string") return false;
-		parsed.now ??= parse(raw);
 		parsed.probed ??= parse(`${raw}x`);
-		const { now, probed } = parsed;
-		return isObject(now) && now[name] === value && isObject(probed) && probed[name] === value;
+		const { probed } = parsed;
+		return isObject(probed) && probed[name] === value;
 	};
 }
 
@@ -193,17 +194,18 @@ export const compileArguments = once(() =>
 
 /**
  * pi-ai's streaming JSON parser (the one Pi's providers read partial arguments with), set once pi-ai has
- * loaded; until then, or in a Pi without it, a streamed value counts as complete only once the next
- * member follows it (see `endedIn`).
+ * loaded (`loadJsonReader` also resolves with it); until then, or in a Pi without it, a streamed value
+ * counts as complete only once the next member follows it (see `endedIn`).
  */
 const jsonReader: { parse?: (text: string) => unknown } = {};
 export const loadJsonReader = once(() =>
 	piAi().then(({ StreamingJsonParser }) => {
-		if (typeof StreamingJsonParser !== "function") return;
+		if (typeof StreamingJsonParser !== "function") return undefined;
 		jsonReader.parse = (text) => {
 			const parser = new StreamingJsonParser();
 			parser.append(text);
 			return parser.snapshot();
 		};
+		return jsonReader.parse;
 	}),
 );

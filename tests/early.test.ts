@@ -9,14 +9,22 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
-import { StreamingJsonParser, validateToolArguments } from "@earendil-works/pi-ai";
+import { after, before, describe, test } from "node:test";
+import { validateToolArguments } from "@earendil-works/pi-ai";
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
 import { loadConfig } from "../src/config.ts";
 import { outputChecks } from "../src/connect.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { type ArgumentCheck, compileArgumentCheck, endedIn, parameters, streamedServer, streamedTool } from "../src/tool.ts";
+import {
+	type ArgumentCheck,
+	compileArgumentCheck,
+	endedIn,
+	loadJsonReader,
+	parameters,
+	streamedServer,
+	streamedTool,
+} from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
 import { CRASH, count, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
@@ -126,11 +134,14 @@ describe("which streamed arguments name the tool a call will call", () => {
 });
 
 describe("a name counts as written at its closing quote", () => {
-	/** pi-ai's streaming parser, as Pi's providers read partial arguments (and as index.ts reads the raw text). */
+	/** The reader the extension uses (`loadJsonReader`): pi-ai's streaming parser, as Pi's providers read arguments. */
+	const reader: { parse?: (text: string) => unknown } = {};
+	before(async () => {
+		reader.parse = await loadJsonReader();
+	});
 	const parse = (text: string): unknown => {
-		const parser = new StreamingJsonParser();
-		parser.append(text);
-		return parser.snapshot();
+		assert.ok(reader.parse, "pi-ai's StreamingJsonParser loaded");
+		return reader.parse(text);
 	};
 	/** The partial arguments Pi would hand over for `raw`, and whether the server and tool count as written. */
 	const read = (raw: string) => {
