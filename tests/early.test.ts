@@ -26,7 +26,7 @@ import {
 	streamedTool,
 } from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
-import { CRASH, count, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
+import { CRASH, count, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, startHttpFixture } from "./helpers/servers.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
@@ -355,6 +355,37 @@ describe("in a real Pi", () => {
 		assert.equal(count(before, "tools/call"), 0);
 		assert.equal(count(wire.slice(end), "tools/call"), 1);
 		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+	});
+
+	test("over Streamable HTTP: the connection and the tool listing come while the model is still writing the call", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		const http = await startHttpFixture([], { FIXTURE_LOG: log });
+		cleanups.push(() => http.stop());
+		await sandboxWith(log, sandbox, { web: { url: http.url } });
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "call the web fixture",
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "web", tool: "echo", args: { text: "over http" } } },
+				{ text: "FINAL {{last}}" },
+			],
+			env: { PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' },
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [call] = toolResults(run.events);
+		assert.equal(call?.isError, false, call?.text);
+		assert.match(call?.text ?? "", /over http$/);
+		const wire = readWire(log);
+		const end = wire.findIndex((line) => line.event === "toolcall_end");
+		assert.deepEqual(wire[end], { event: "toolcall_end", seen: true }, "the tool listing came before the call's end");
+		assert.equal(count(wire.slice(0, end), "tools/list"), 1);
+		assert.equal(count(wire, "tools/list"), 1, "the call joined that listing");
+		assert.equal(count(wire.slice(0, end), "tools/call"), 0);
+		assert.equal(count(wire.slice(end), "tools/call"), 1);
 	});
 
 	test("the server's name counts as written at its closing quote: it starts before the next argument begins", async () => {
