@@ -157,12 +157,17 @@ async function completeAction(runtime: Runtime, params: Params, server: string):
 	);
 }
 
-/** Runs one `mcp` action. Throws for errors the model should see as a tool error. */
+/**
+ * Runs one `mcp` action. Throws for errors the model should see as a tool error. `begun`: when the model
+ * began writing this call (`performance.now()`); a tool listing sent since then (its early start's) is
+ * as new as one `tools` would send.
+ */
 export async function runAction(
 	session: Session,
 	params: Params,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
+	begun?: number,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const action = params.action;
@@ -176,7 +181,7 @@ export async function runAction(
 
 	switch (action) {
 		case "tools":
-			return toolsAction(session, params, server, signal);
+			return toolsAction(session, params, server, signal, begun);
 		case "describe":
 			return describeAction(session, params, server, signal);
 		case "call":

@@ -19,7 +19,7 @@ import { nextIndex, type ToolIndex } from "./toolindex.ts";
 export type Connection =
 	| Readonly<{ state: "idle" }>
 	| Readonly<{ state: "connecting"; setup: Promise<Live>; abort: AbortController }>
-	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listing?: Promise<ToolIndex> }>
+	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listedAt?: number; listing?: Promise<ToolIndex> }>
 	| Readonly<{ state: "failed"; error: Error }>;
 
 /**
@@ -153,15 +153,23 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 	return awaitWith(setup, signal, cancelled);
 }
 
-/** Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. */
-export function index(t: Table, name: string, live: Live, refresh: boolean, signal?: AbortSignal): Promise<ToolIndex> {
+/** `index`'s `since`: any listing held will do (`HELD`), or only one sent from now on (`NEW`). */
+export const HELD = Number.NEGATIVE_INFINITY;
+export const NEW = Number.POSITIVE_INFINITY;
+
+/**
+ * Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. A listing
+ * held is used when it was sent at or after `since` (`performance.now()`), else the server lists again.
+ */
+export function index(t: Table, name: string, live: Live, since: number, signal?: AbortSignal): Promise<ToolIndex> {
 	const current = connection(t, name);
 	if (current.state !== "ready" || current.live !== live) {
 		return Promise.reject(new CallFailed(name, `the connection to MCP server "${name}" was reset`, "closed"));
 	}
 	if (current.listing) return awaitWith(current.listing, signal, () => cancelledCall(t, name));
-	if (current.index && !refresh) return Promise.resolve(current.index);
+	if (current.index && (current.listedAt ?? HELD) >= since) return Promise.resolve(current.index);
 	const timeout = t.entries.get(name)?.config?.requestTimeoutMs;
+	const listedAt = performance.now();
 	const listing = (
 		live.client.getServerCapabilities()?.tools
 			? live.client.listTools(undefined, { timeout, signal: t.shutdown.signal })
@@ -170,7 +178,8 @@ export function index(t: Table, name: string, live: Live, refresh: boolean, sign
 		(result) => {
 			const now = connection(t, name);
 			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools);
-			if (now.state === "ready" && now.live === live) t.connections.set(name, { ...now, index: built, listing: undefined });
+			if (now.state === "ready" && now.live === live)
+				t.connections.set(name, { ...now, index: built, listedAt, listing: undefined });
 			return built;
 		},
 		async (error: unknown) => {
@@ -214,11 +223,11 @@ export async function visibleTool(
 	signal?: AbortSignal,
 ): Promise<{ live: Live; tool: Tool }> {
 	const live = await ready(t, name, signal);
-	const first = await index(t, name, live, false, signal);
+	const first = await index(t, name, live, HELD, signal);
 	const found = first.byName.get(toolName);
 	if (found) return { live, tool: found };
 	// Not in the index we hold: the server may have added it since; list once more before refusing.
-	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, true, signal);
+	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, NEW, signal);
 	const again = fresh.byName.get(toolName);
 	if (again) return { live, tool: again };
 	const reason = fresh.hidden.get(toolName);

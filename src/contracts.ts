@@ -106,8 +106,11 @@ export interface Runtime {
 	status(): readonly ServerStatus[];
 	/** Names of all entries, for completions. */
 	names(): readonly string[];
-	/** Connects if needed and lists the model-visible tools (coalesced per server). */
-	tools(server: string, signal?: AbortSignal): Promise<readonly Tool[]>;
+	/**
+	 * Connects if needed and lists the model-visible tools (coalesced per server): a new listing, or one
+	 * sent at or after `since` (`performance.now()`; for the call whose early start listed them).
+	 */
+	tools(server: string, signal?: AbortSignal, since?: number): Promise<readonly Tool[]>;
 	/** The definition of one model-visible tool. */
 	tool(server: string, name: string, signal?: AbortSignal): Promise<Tool>;
 	call(server: string, tool: string, args: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
@@ -138,6 +141,11 @@ export interface Runtime {
 	 * anything; a tool it does not know, or a schema that does not compile, is left to the call.
 	 */
 	prepare(server: string, tool: string): Promise<Prepared>;
+	/**
+	 * The tools of a starting or ready server's listing, once it is in: only one held or in flight (the
+	 * early start's); never starts a server or sends anything. Undefined without one or when it failed.
+	 */
+	listed(server: string): Promise<readonly Tool[] | undefined>;
 	/** Replaces the entries; connections whose entry changed or vanished are closed. */
 	update(servers: readonly ServerEntry[]): Promise<void>;
 	/** Aborts everything, closes every client and kills every process group. Idempotent. */

@@ -22,6 +22,7 @@ import {
 	parameters,
 	type StreamedText,
 	SUBCOMMANDS,
+	streamedSearch,
 	streamedServer,
 	streamedTool,
 } from "./tool.ts";
@@ -52,6 +53,7 @@ type Modules = Readonly<{
 	errors: typeof import("./errors.ts");
 	sdk: typeof import("./sdk.ts");
 	output: typeof import("./output.ts");
+	listing: typeof import("./listing.ts");
 }>;
 
 const loadModules = once(
@@ -62,7 +64,8 @@ const loadModules = once(
 			import("./errors.ts"),
 			import("./sdk.ts"),
 			import("./output.ts"),
-		]).then(([actions, runtime, errors, sdk, output]) => ({ actions, runtime, errors, sdk, output })),
+			import("./listing.ts"),
+		]).then(([actions, runtime, errors, sdk, output, listing]) => ({ actions, runtime, errors, sdk, output, listing })),
 );
 
 /** A session from `session_start` to shutdown: its configuration (replaced when Pi's MCP servers
@@ -116,6 +119,9 @@ type Host = Readonly<{
 		ctx?: ExtensionContext;
 		startedFor?: string;
 		preparedFor?: string;
+		searchedFor?: string;
+		/** When the model began writing each `mcp` call not yet executed (`performance.now()`, by call id). */
+		begun?: Map<string, number>;
 	} & StreamedText;
 }>;
 
@@ -161,19 +167,19 @@ async function live(host: Host): Promise<Readonly<{ session: Session & Owned; mo
 	return { session: { config: current.config, runtime, overflow, ...current.owned }, mods };
 }
 
-/** Starts a server's shared setup while the model still writes the call that names it (see `message_update`). */
-async function startEarly(host: Host, name: string, tools: boolean): Promise<void> {
-	await host.holder.loading?.catch(() => undefined);
-	const entry = host.holder.session?.config.servers.find((server) => server.name === name);
-	if (!entry?.enabled || !entry.config) return;
-	(await live(host)).session.runtime.start(name, { tools });
-}
-
-/** Compiles the output check of the tool a streamed call names, after `startEarly` (see `Runtime.prepare`). */
-async function prepareEarly(host: Host, name: string, tool: string): Promise<void> {
-	await host.holder.loading?.catch(() => undefined);
-	// A server the early start did not start (disabled, unknown) is idle: `prepare` does nothing there.
-	await (await live(host)).session.runtime.prepare(name, tool);
+/**
+ * One step of the early start (see `message_update`) for the server a streamed call names, once the
+ * configuration is read; nothing for a server that is not configured and enabled. A step that fails is
+ * left to the call, which reports it.
+ */
+function early(host: Host, name: string, step: (session: Session, mods: Modules) => unknown): void {
+	(async () => {
+		await host.holder.loading?.catch(() => undefined);
+		const entry = host.holder.session?.config.servers.find((server) => server.name === name);
+		if (!entry?.enabled || !entry.config) return;
+		const { session, mods } = await live(host);
+		await step(session, mods);
+	})().catch(() => undefined);
 }
 
 /** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
@@ -257,11 +263,13 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		description: DESCRIPTION,
 		promptSnippet: PROMPT_SNIPPET,
 		parameters,
-		async execute(_id, params, signal, onUpdate) {
+		async execute(id, params, signal, onUpdate) {
+			const begun = holder.begun?.get(id);
+			holder.begun?.delete(id);
 			await holder.loading?.catch(() => undefined);
 			const { session, mods } = await live(host);
 			try {
-				return await mods.actions.runAction(session, params, signal, onUpdate);
+				return await mods.actions.runAction(session, params, signal, onUpdate, begun);
 			} catch (error) {
 				if (!(error instanceof mods.errors.AuthRequired)) throw error;
 				// Sign-in needed: one link and what to do, as a result the model reads (not a crash).
@@ -327,14 +335,13 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	});
 
 	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its
-	// arguments (compiled on first use), the modules behind the tool and the MCP SDK (100–150 ms inside
-	// Pi), and, once the streamed arguments name an action that connects and an enabled server, that
-	// server's shared setup (the call joins it), then, once a `call` names its tool, the check of that
-	// tool's output schema (compiled on first use). A name counts as written at its closing quote (read
-	// from the deltas with pi-ai's parser, `endedSoFar`), not only once the next argument begins: the
-	// server process gets every delta's head start. A real model streams the rest of the call for longer
-	// than a local server takes to start. Nothing loads unless the model calls the tool (start-up stays lean),
-	// and nothing else connects early.
+	// arguments and the modules behind the tool with the MCP SDK (100–150 ms inside Pi); once the streamed
+	// arguments name an action that connects and an enabled server, that server's shared setup (the call
+	// joins it), with its tool listing for `call`, `describe` and `tools` (sent while the call is written, it
+	// is as new as a `tools` call's own); then the output check of the tool a `call` names and the search
+	// index of a `tools` query. A name counts as written at its closing quote (`endedSoFar`), so the server
+	// gets every delta's head start; a real model streams the rest of the call for longer than a local
+	// server takes to start. Nothing loads unless the model calls the tool, and nothing else connects early.
 	pi.on("message_update", (event) => {
 		const update = event.assistantMessageEvent;
 		if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return;
@@ -344,6 +351,9 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		if (update.type === "toolcall_start") {
 			compileArguments().catch(() => undefined);
 			if (servers) {
+				// A few entries at most: calls the model never completed are dropped with the next ones.
+				if (!holder.begun || holder.begun.size >= 16) holder.begun = new Map();
+				holder.begun.set(block.id, performance.now());
 				holder.streamed = { id: block.id, raw: "" };
 				loadJsonReader().catch(() => undefined);
 				loadModules()
@@ -358,12 +368,18 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, complete, ended);
 		if (named) {
 			holder.startedFor = block.id;
-			startEarly(host, named.server, named.action === "call" || named.action === "describe").catch(() => undefined);
+			const tools = named.action === "call" || named.action === "describe" || named.action === "tools";
+			early(host, named.server, (session) => session.runtime.start(named.server, { tools }));
 		}
 		const called = holder.preparedFor === block.id ? undefined : streamedTool(block.arguments, complete, ended);
 		if (called) {
 			holder.preparedFor = block.id;
-			prepareEarly(host, called.server, called.tool).catch(() => undefined);
+			early(host, called.server, (session) => session.runtime.prepare(called.server, called.tool));
+		}
+		const searched = holder.searchedFor === block.id ? undefined : streamedSearch(block.arguments, complete, ended);
+		if (searched) {
+			holder.searchedFor = block.id;
+			early(host, searched, (session, mods) => mods.listing.prepareSearch(session, searched));
 		}
 		if (complete || (holder.startedFor === block.id && holder.preparedFor === block.id)) holder.streamed = undefined;
 	});

@@ -52,12 +52,16 @@ const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" :
 const matchText = (n: number, query: string): string =>
 	`${count(n, "tool")} ${n === 1 ? "matches" : "match"} "${shortText(query, 60)}"`;
 
-/** Runs `tools` for one server (`server` given) or, with a query and no server, for every enabled server. */
+/**
+ * Runs `tools` for one server (`server` given) or, with a query and no server, for every enabled server.
+ * The server lists its tools anew, unless it did at or after `since` (see `Runtime.tools`).
+ */
 export async function toolsAction(
 	session: Session,
 	params: Params,
 	server: string | undefined,
 	signal: AbortSignal | undefined,
+	since?: number,
 ): Promise<Result> {
 	const query = params.query?.trim() ? params.query : undefined;
 	if (server === undefined) {
@@ -67,7 +71,7 @@ export async function toolsAction(
 			);
 		return searchAll(session, params, query, signal);
 	}
-	const tools = await session.runtime.tools(server, signal);
+	const tools = await session.runtime.tools(server, signal, since);
 	if (query === undefined) {
 		const { shown, more } = page(tools, params);
 		const lines = shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
@@ -82,6 +86,16 @@ export async function toolsAction(
 			? `${escapeName(server)}: ${matchText(hits.length, query)}, best first`
 			: `${escapeName(server)}: no tool matches "${shortText(query, 60)}" (${count(tools.length, "tool")}; list them without "query")`;
 	return listingResult(session, params, header, lines, more);
+}
+
+/**
+ * Builds the search index of a server's tools while the model still writes a `tools` call with a query,
+ * from the listing its early start holds (`Runtime.listed`: nothing is sent); the call's search finds it
+ * built (one per listing, see `indexOf`).
+ */
+export async function prepareSearch(session: Session, server: string): Promise<void> {
+	const [tools, { indexOf }] = await Promise.all([session.runtime.listed(server), import("./search.ts")]);
+	if (tools) indexOf([{ server, tools }]);
 }
 
 type Searched = Readonly<{ server: string; tools: readonly Tool[] }> | Readonly<{ server: string; error: Error }>;

@@ -17,7 +17,9 @@ import {
 	configOf,
 	connection,
 	credentials,
+	HELD,
 	index,
+	NEW,
 	ready,
 	reset,
 	statusOf,
@@ -33,6 +35,7 @@ import { closedError } from "./failures.ts";
 import type { ServerConfig, ServerEntry } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
 import { sanitize } from "./text.ts";
+import type { ToolIndex } from "./toolindex.ts";
 
 /** How long `dispose` waits for an aborted setup to wind down. */
 const SHUTDOWN_SETUP_WAIT_MS = 2000;
@@ -59,6 +62,25 @@ async function open(t: Table, config: ServerConfig, signal: AbortSignal): Promis
 	});
 }
 
+/**
+ * The tool listing of a starting or ready server, once in: only one already held or in flight (the early
+ * start's), so this never sends a request. Undefined without one, or when the setup or listing fails (the
+ * call reports that).
+ */
+async function heldListing(t: Table, name: string): Promise<Readonly<{ live: Live; index: ToolIndex }> | undefined> {
+	const current = connection(t, name);
+	if (current.state !== "connecting" && current.state !== "ready") return undefined;
+	try {
+		const live = current.state === "ready" ? current.live : await current.setup;
+		const now = connection(t, name);
+		if (now.state !== "ready" || now.live !== live) return undefined;
+		const index = await (now.listing ?? now.index);
+		return index ? { live, index } : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
 export function createRuntime(options: RuntimeOptions): Runtime {
 	const t: Table = {
 		options,
@@ -73,9 +95,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
 		names: () => [...t.entries.keys()],
 
-		async tools(name, signal) {
+		async tools(name, signal, since = NEW) {
 			const live = await ready(t, name, signal);
-			return (await index(t, name, live, true, signal)).tools;
+			return (await index(t, name, live, since, signal)).tools;
 		},
 
 		async tool(name, toolName, signal) {
@@ -127,7 +149,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		async connect(name, signal) {
 			await ready(t, name, signal).catch(() => undefined);
 			const current = connection(t, name);
-			if (current.state === "ready") await index(t, name, current.live, true, signal).catch(() => undefined);
+			if (current.state === "ready") await index(t, name, current.live, NEW, signal).catch(() => undefined);
 			const entry = t.entries.get(name);
 			if (!entry) throw unknownServer(t, name);
 			return statusOf(t, entry);
@@ -138,26 +160,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			if (!entry?.enabled || entry.config === undefined || entry.error !== undefined) return;
 			if (t.shutdown.signal.aborted || connection(t, name).state !== "idle") return;
 			const setup = ready(t, name);
-			const listed = startOptions.tools ? setup.then((live) => index(t, name, live, false)) : setup;
+			const listed = startOptions.tools ? setup.then((live) => index(t, name, live, HELD)) : setup;
 			// The call that joins this setup (or listing) reports its failure.
 			listed.catch(() => undefined);
 		},
 
 		async prepare(name, toolName) {
-			const current = connection(t, name);
-			if (current.state !== "connecting" && current.state !== "ready") return "none";
-			try {
-				const live = current.state === "ready" ? current.live : await current.setup;
-				// Only a listing already held or in flight (the early start's): this never sends a request.
-				const now = connection(t, name);
-				if (now.state !== "ready" || now.live !== live) return "none";
-				const held = await (now.listing ?? now.index);
-				const schema = held?.byName.get(toolName)?.outputSchema;
-				return schema ? live.outputChecks.prepare(schema) : "none";
-			} catch {
-				return "none"; // The call reports a failed setup or listing.
-			}
+			const held = await heldListing(t, name);
+			const schema = held?.index.byName.get(toolName)?.outputSchema;
+			return held && schema ? held.live.outputChecks.prepare(schema) : "none";
 		},
+
+		listed: async (name) => (await heldListing(t, name))?.index.tools,
 
 		async update(servers) {
 			const next = new Map(servers.map((entry) => [entry.name, entry]));

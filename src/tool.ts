@@ -109,6 +109,15 @@ export function streamedTool(
 }
 
 /**
+ * The server a partly written `tools` call will search, once that server is certain (as `streamedServer`
+ * reads it) and a query has begun.
+ */
+export function streamedSearch(args: unknown, complete: boolean, ended?: Ended): string | undefined {
+	const named = streamedServer(args, complete, ended);
+	return named?.action === "tools" && isObject(args) && typeof args.query === "string" ? named.server : undefined;
+}
+
+/**
  * `Ended` for partial arguments `args` that were parsed from the raw argument text `raw`, read with
  * `parse` (pi-ai's streaming JSON parser, which Pi's providers use for the partial arguments): a string
  * value is complete when one more character after the text leaves it unchanged. Inside an open string

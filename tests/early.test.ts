@@ -15,13 +15,16 @@ import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@
 import { loadConfig } from "../src/config.ts";
 import { outputChecks } from "../src/connect.ts";
 import type { Runtime } from "../src/contracts.ts";
+import { prepareSearch } from "../src/listing.ts";
 import { createRuntime } from "../src/runtime.ts";
+import { indexOf } from "../src/search.ts";
 import {
 	type ArgumentCheck,
 	compileArgumentCheck,
 	endedIn,
 	loadJsonReader,
 	parameters,
+	streamedSearch,
 	streamedServer,
 	streamedTool,
 } from "../src/tool.ts";
@@ -133,6 +136,22 @@ describe("which streamed arguments name the tool a call will call", () => {
 	});
 });
 
+describe("which streamed arguments name a server whose tools a query will search", () => {
+	test("a tools call with a server that is complete and a query begun, even an unfinished one", () => {
+		assert.equal(streamedSearch({ action: "tools", server: "fx", query: "" }, false), "fx");
+		assert.equal(streamedSearch({ action: "tools", server: "fx", query: "echo the" }, false), "fx");
+		assert.equal(streamedSearch({ query: "echo", action: "tools", server: "fx" }, true), "fx");
+	});
+
+	test("nothing without a query, for other actions, or while the server may still grow", () => {
+		assert.equal(streamedSearch({ action: "tools", server: "fx", limit: 3 }, true), undefined);
+		assert.equal(streamedSearch({ action: "tools", query: "echo" }, true), undefined, "a search of every server");
+		assert.equal(streamedSearch({ action: "call", server: "fx", query: "echo" }, true), undefined);
+		assert.equal(streamedSearch({ action: "tools", query: "echo", server: "fx" }, false), undefined);
+		assert.equal(streamedSearch({ action: "tools", server: "fx", query: 3 }, true), undefined);
+	});
+});
+
 describe("a name counts as written at its closing quote", () => {
 	/** The reader the extension uses (`loadJsonReader`): pi-ai's streaming parser, as Pi's providers read arguments. */
 	const reader: { parse?: (text: string) => unknown } = {};
@@ -235,6 +254,52 @@ describe("the runtime's early start", () => {
 		assert.equal(count(wire, "start"), 1);
 		assert.equal(count(wire, "initialize"), 1);
 		assert.equal(count(wire, "tools/list"), 1);
+	});
+
+	test("a tools call uses the listing sent since the model began writing it, and lists anew otherwise", async () => {
+		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
+		const begun = performance.now();
+		runtime.start("fx", { tools: true });
+		assert.equal(await runtime.prepare("fx", "echo"), "none", "waits for the early listing (echo has no output schema)");
+		assert.equal(count(readWire(log), "tools/list"), 1);
+		const listed = await runtime.tools("fx", undefined, begun);
+		assert.ok(listed.some((tool) => tool.name === "echo"));
+		assert.equal(count(readWire(log), "tools/list"), 1, "the early listing was sent after the call began: used");
+		await runtime.tools("fx", undefined, performance.now());
+		assert.equal(count(readWire(log), "tools/list"), 2, "a call begun after that listing gets a new one");
+		await runtime.tools("fx");
+		assert.equal(count(readWire(log), "tools/list"), 3, "and so does a call that gives no time");
+	});
+
+	test("listed gives the early listing's tools, the very list the call gets: its search index is built ahead", async () => {
+		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
+		assert.equal(await runtime.listed("fx"), undefined, "an idle server: nothing");
+		const session = { runtime } as unknown as Parameters<typeof prepareSearch>[0];
+		await prepareSearch(session, "fx");
+		assert.deepEqual(readWire(log), [], "and nothing started or sent");
+		const begun = performance.now();
+		runtime.start("fx", { tools: true });
+		const listed = await runtime.listed("fx");
+		assert.ok(listed?.some((tool) => tool.name === "echo"));
+		await prepareSearch(session, "fx");
+		const built = indexOf([{ server: "fx", tools: listed ?? [] }]);
+		const tools = await runtime.tools("fx", undefined, begun);
+		assert.equal(tools, listed, "the same list object: the call's search finds the index built");
+		assert.equal(indexOf([{ server: "fx", tools }]), built);
+		assert.deepEqual(
+			readWire(log).flatMap((line) => (line.method ? [line.method] : [])),
+			["initialize", "notifications/initialized", "tools/list"],
+			"no request but the early start's",
+		);
+	});
+
+	test("listed gives nothing for a setup that failed", async () => {
+		const { runtime } = await harness((log) => ({
+			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+		}));
+		runtime.start("broken", { tools: true });
+		assert.equal(await runtime.listed("broken"), undefined);
+		assert.equal(runtime.status()[0]?.state, "failed");
 	});
 
 	test("a failed early setup latches like a call's, and the call reports it", async () => {
@@ -386,6 +451,37 @@ describe("in a real Pi", () => {
 		assert.equal(count(wire, "tools/list"), 1, "the call joined that listing");
 		assert.equal(count(wire.slice(0, end), "tools/call"), 0);
 		assert.equal(count(wire.slice(end), "tools/call"), 1);
+	});
+
+	test("a tools call: the server lists its tools while the model writes the call, and the call uses that listing", async () => {
+		// The model stops after the server's name until the server's log shows the listing, then writes the
+		// query at 50 tokens/s (~200 ms): the listing is in by the end, and the call must not list again.
+		// Legacy era: there the SDK caches no listing (a modern server's `ttlMs` would hide a second one).
+		const { run, log } = await runInPi(
+			"find the echo tool",
+			[
+				{ tool: "mcp", args: { action: "tools", server: "fx", query: "echo the given text back to me" } },
+				{ text: "FINAL {{last}}" },
+			],
+			(log) => ({
+				PI_FAUX_HOLD_FILE: log,
+				PI_FAUX_HOLD_TEXT: '"method":"tools/list"',
+				PI_FAUX_HOLD_AFTER: '"server":"fx"',
+				PI_FAUX_TOKENS_PER_SECOND: "50",
+				PI_FAUX_EVENT_LOG: log,
+			}),
+			(log) => ({ fx: fixture(log) }),
+		);
+		assert.equal(run.code, 0, run.stderr);
+		const [listing] = toolResults(run.events);
+		assert.equal(listing?.isError, false, listing?.text);
+		assert.match(listing?.text ?? "", /^echo\b/m);
+		const wire = readWire(log);
+		const held = wire.findIndex((line) => line.event === "held");
+		assert.deepEqual(wire[held], { event: "held", seen: true }, "the listing came while the model had written only the server");
+		assert.ok(held < wire.findIndex((line) => line.event === "tool_call"), "before Pi executed the call");
+		assert.equal(count(wire, "tools/list"), 1, "the call used that listing: it did not list again");
+		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
 	});
 
 	test("the server's name counts as written at its closing quote: it starts before the next argument begins", async () => {

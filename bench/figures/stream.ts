@@ -43,6 +43,8 @@ type Variant = Readonly<{
 	call: (text: string) => Readonly<{ tool: string; args: Record<string, unknown> }>;
 	/** Pi settings.json for the variant's agent dir. */
 	settings?: Readonly<Record<string, unknown>>;
+	/** Whether a result's text answers the call that sent `text` (default: it echoes the text). */
+	answers?: (result: string, text: string) => boolean;
 }>;
 
 const OURS_CALL = (text: string) => ({ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text } } });
@@ -74,6 +76,16 @@ export const VARIANTS: readonly Variant[] = [
 		extensions: [OUR_EXTENSION],
 		noExtensions: true,
 		call: OURS_CALL,
+	},
+	{
+		key: "ours-legacy-tools",
+		label: "pi-mcp (legacy), a `tools` query instead of the call",
+		how: 'as pi-mcp (legacy), `mcp({ action: "tools", server: "fx", query })` with the same sentence as the query',
+		entry: { protocolVersion: "legacy" },
+		extensions: [OUR_EXTENSION],
+		noExtensions: true,
+		call: (text) => ({ tool: "mcp", args: { action: "tools", server: "fx", query: text } }),
+		answers: (result) => result.startsWith("fx: "),
 	},
 	{
 		key: "direct",
@@ -130,7 +142,8 @@ function measure(run: PiRun, variant: Variant): Sample {
 		}
 	}
 	const [first, second] = results;
-	const echoed = (result: typeof first, text: string) => result && !result.isError && result.text.includes(text.slice(0, 60));
+	const answers = variant.answers ?? ((result, text) => result.includes(text.slice(0, 60)));
+	const echoed = (result: typeof first, text: string) => result && !result.isError && answers(result.text, text);
 	if (!first || !second || !echoed(first, TEXTS[0] as string) || !echoed(second, TEXTS[1] as string)) {
 		throw new Error(
 			`${variant.label}: the echo calls failed: ${JSON.stringify(results).slice(0, 600)}\n${run.stderr.slice(-1000)}`,
@@ -268,10 +281,11 @@ export async function firstCallWait(config: BenchConfig): Promise<FigureResult> 
 		),
 		"",
 		"pi-mcp starts the server when the streamed arguments name it (`server` complete, the action one that connects), and for",
-		"`call` also lists its tools, so the first call finds the connection ready when the model finishes writing it; once the",
-		"call names its tool, the check of that tool's output schema is compiled (the SDK compiles it on a tool's first call:",
-		"the schema row, against the plain legacy row, shows what is left of it). The",
-		"built-in connects `direct` servers before the first prompt and `codemode` servers in the background from session start.",
+		"`call`, `describe` and `tools` also lists its tools, so the first call finds the connection ready when the model finishes",
+		"writing it; once the call names its tool, the check of that tool's output schema is compiled (the SDK compiles it on a",
+		"tool's first call: the schema row, against the plain legacy row, shows what is left of it). A `tools` call uses the",
+		"listing sent while it was written, and a query finds its search index built (the `tools` row; legacy, where the SDK",
+		"caches no listing, so the second call lists again). The built-in connects `direct` servers before the first prompt and `codemode` servers in the background from session start.",
 	].join("\n");
 	return { lines, notes };
 }
