@@ -132,9 +132,11 @@ export interface Runtime {
 	/**
 	 * Starts the shared setup of an idle, enabled server without waiting for it (the model is still
 	 * writing the call that will join it), and with `tools` also the tool listing that call needs. A
-	 * failure latches exactly as a call's would, and the call reports it. Anything else: nothing.
+	 * failure latches exactly as a call's would, and the call reports it. With `since` (a `tools` call
+	 * begun then), a ready server lists its tools now unless it did since then: the call uses that
+	 * listing (see `tools`). Anything else: nothing.
 	 */
-	start(server: string, options?: Readonly<{ tools?: boolean }>): void;
+	start(server: string, options?: Readonly<{ tools?: boolean; since?: number }>): void;
 	/**
 	 * Compiles the output-schema check of `tool` on a server that is starting or ready, once its tool
 	 * listing is in (the model is still writing the call). Never starts a server, lists tools or sends

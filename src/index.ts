@@ -338,7 +338,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	// arguments and the modules behind the tool with the MCP SDK (100–150 ms inside Pi); once the streamed
 	// arguments name an action that connects and an enabled server, that server's shared setup (the call
 	// joins it), with its tool listing for `call`, `describe` and `tools` (sent while the call is written, it
-	// is as new as a `tools` call's own); then the output check of the tool a `call` names and the search
+	// is as new as a `tools` call's own; a ready server lists anew for `tools` too); then the output check of the tool a `call` names and the search
 	// index of a `tools` query. A name counts as written at its closing quote (`endedSoFar`), so the server
 	// gets every delta's head start; a real model streams the rest of the call for longer than a local
 	// server takes to start. Nothing loads unless the model calls the tool, and nothing else connects early.
@@ -369,7 +369,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		if (named) {
 			holder.startedFor = block.id;
 			const tools = named.action === "call" || named.action === "describe" || named.action === "tools";
-			early(host, named.server, (session) => session.runtime.start(named.server, { tools }));
+			const since = named.action === "tools" ? holder.begun?.get(block.id) : undefined;
+			early(host, named.server, (session) => session.runtime.start(named.server, { tools, since }));
 		}
 		const called = holder.preparedFor === block.id ? undefined : streamedTool(block.arguments, complete, ended);
 		if (called) {

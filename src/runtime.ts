@@ -158,7 +158,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		start(name, startOptions = {}) {
 			const entry = t.entries.get(name);
 			if (!entry?.enabled || entry.config === undefined || entry.error !== undefined) return;
-			if (t.shutdown.signal.aborted || connection(t, name).state !== "idle") return;
+			if (t.shutdown.signal.aborted) return;
+			const current = connection(t, name);
+			if (current.state === "ready" && startOptions.since !== undefined) {
+				index(t, name, current.live, startOptions.since).catch(() => undefined); // The call reports a failure.
+				return;
+			}
+			if (current.state !== "idle") return;
 			const setup = ready(t, name);
 			const listed = startOptions.tools ? setup.then((live) => index(t, name, live, HELD)) : setup;
 			// The call that joins this setup (or listing) reports its failure.

@@ -271,6 +271,21 @@ describe("the runtime's early start", () => {
 		assert.equal(count(readWire(log), "tools/list"), 3, "and so does a call that gives no time");
 	});
 
+	test("a tools call written for a ready server: it lists now, and the call uses that listing", async () => {
+		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
+		await runtime.tools("fx");
+		runtime.start("fx", { tools: true });
+		await runtime.listed("fx");
+		assert.equal(count(readWire(log), "tools/list"), 1, "a ready server: a call or describe being written lists nothing");
+		const begun = performance.now();
+		runtime.start("fx", { tools: true, since: begun });
+		runtime.start("fx", { tools: true, since: begun });
+		await runtime.listed("fx");
+		assert.equal(count(readWire(log), "tools/list"), 2, "one listing for the tools call being written");
+		await runtime.tools("fx", undefined, begun);
+		assert.equal(count(readWire(log), "tools/list"), 2, "the call uses it");
+	});
+
 	test("listed gives the early listing's tools, the very list the call gets: its search index is built ahead", async () => {
 		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
 		assert.equal(await runtime.listed("fx"), undefined, "an idle server: nothing");
@@ -482,6 +497,30 @@ describe("in a real Pi", () => {
 		assert.ok(held < wire.findIndex((line) => line.event === "tool_call"), "before Pi executed the call");
 		assert.equal(count(wire, "tools/list"), 1, "the call used that listing: it did not list again");
 		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+	});
+
+	test("a second tools call: the connected server lists its tools while the model writes the call", async () => {
+		const query = (text: string) => ({ tool: "mcp", args: { action: "tools", server: "fx", query: text } });
+		const { run, log } = await runInPi(
+			"search the fixture twice",
+			[query("echo the given text back to me"), query("write some text to standard error"), { text: "done" }],
+			(log) => ({ PI_FAUX_TOKENS_PER_SECOND: "50", PI_FAUX_EVENT_LOG: log }),
+			(log) => ({ fx: fixture(log) }),
+		);
+		assert.equal(run.code, 0, run.stderr);
+		const results = toolResults(run.events);
+		assert.deepEqual(
+			results.map((result) => result.isError),
+			[false, false],
+			JSON.stringify(results),
+		);
+		const wire = readWire(log);
+		const order = wire.flatMap((line) =>
+			line.method === "tools/list" ? ["tools/list"] : line.event === "tool_call" ? ["tool_call"] : [],
+		);
+		// The first call may run before its server is up (a short call); the second finds it connected.
+		assert.deepEqual(order.slice(-2), ["tools/list", "tool_call"], `the second listing before its call ran: ${order}`);
+		assert.equal(count(wire, "tools/list"), 2, "one listing per call");
 	});
 
 	test("the server's name counts as written at its closing quote: it starts before the next argument begins", async () => {
