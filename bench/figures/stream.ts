@@ -284,8 +284,8 @@ export async function firstCallWait(config: BenchConfig): Promise<FigureResult> 
 		"`call`, `describe` and `tools` also lists its tools, so the first call finds the connection ready when the model finishes",
 		"writing it; once the call names its tool, the check of that tool's output schema is compiled (the SDK compiles it on a",
 		"tool's first call: the schema row, against the plain legacy row, shows what is left of it). A `tools` call uses the",
-		"listing sent while it was written, and a query finds its search index built (the `tools` row; legacy, where the SDK",
-		"caches no listing, so the second call lists again). The built-in connects `direct` servers before the first prompt and `codemode` servers in the background from session start.",
+		"listing sent while it was written (also on a connected server: the second call's), and a query finds its search index",
+		"built (the `tools` row; legacy, where the SDK caches no listing). The built-in connects `direct` servers before the first prompt and `codemode` servers in the background from session start.",
 	].join("\n");
 	return { lines, notes };
 }
