@@ -337,11 +337,12 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its
 	// arguments and the modules behind the tool with the MCP SDK (100–150 ms inside Pi); once the streamed
 	// arguments name an action that connects and an enabled server, that server's shared setup (the call
-	// joins it), with its tool listing for `call`, `describe` and `tools` (sent while the call is written, it
-	// is as new as a `tools` call's own; a ready server lists anew for `tools` too); then the output check of the tool a `call` names and the search
-	// index of a `tools` query. A name counts as written at its closing quote (`endedSoFar`), so the server
-	// gets every delta's head start; a real model streams the rest of the call for longer than a local
-	// server takes to start. Nothing loads unless the model calls the tool, and nothing else connects early.
+	// joins it), with its tool listing for `call`, `describe` and `tools` (a ready server lists anew for
+	// `tools`: sent while the call is written, it is as new as the call's own); then the output check of the
+	// tool a `call` names and the search index of a `tools` query. A name counts as written at its closing
+	// quote (`endedSoFar`), so the server gets every delta's head start; a real model streams the rest of the
+	// call for longer than a local server takes to start. Nothing loads unless the model calls the tool, and
+	// nothing else connects early.
 	pi.on("message_update", (event) => {
 		const update = event.assistantMessageEvent;
 		if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return;
