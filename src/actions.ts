@@ -3,9 +3,12 @@
  * call (with progress), resources, templates, read, prompts, prompt and complete. Every result goes
  * through the output rules (`content.ts`); errors the model should read are thrown. Loaded on first use.
  */
+import type { Client, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
+import { awaitWith } from "./async.ts";
 import { fileProblems, unknownServer } from "./config.ts";
 import { isAppResource, present, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
-import type { Progress, Runtime, Session } from "./contracts.ts";
+import type { Capability, Progress, RequestOptions, Runtime, Session } from "./contracts.ts";
+import { CallFailed } from "./errors.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import type { McpDetails } from "./render.ts";
 import { isObject } from "./schema.ts";
@@ -85,6 +88,74 @@ function resourceList(session: Session, noun: string, items: readonly Listed[], 
 
 type Update = ((partial: Result) => void) | undefined;
 
+/** What `resources`, `templates` and `prompts` ask a server for: its whole list, paged here (`page`). */
+type Listings = Readonly<{
+	resources: ListResourcesResult;
+	templates: ListResourceTemplatesResult;
+	prompts: ListPromptsResult;
+}>;
+export type ListAction = keyof Listings;
+
+const LISTINGS: {
+	readonly [A in ListAction]: Readonly<{
+		what: string;
+		capability: Capability;
+		run: (client: Client, options: RequestOptions) => Promise<Listings[A]>;
+	}>;
+} = {
+	resources: {
+		what: "listing resources",
+		capability: "resources",
+		run: (client, options) => client.listResources(undefined, options),
+	},
+	templates: {
+		what: "listing resource templates",
+		capability: "resources",
+		run: (client, options) => client.listResourceTemplates(undefined, options),
+	},
+	prompts: { what: "listing prompts", capability: "prompts", run: (client, options) => client.listPrompts(undefined, options) },
+};
+
+export const isListAction = (action: string): action is ListAction => Object.hasOwn(LISTINGS, action);
+
+/**
+ * What the early start did for one call while the model wrote it (`message_update` in `index.ts`): when
+ * the model began (`performance.now()`; a tool listing sent since then is as new as the call's own), and
+ * the listing request of a `resources`, `templates` or `prompts` call, sent once its server was named.
+ */
+export type Early = {
+	readonly begun: number;
+	listing?: Readonly<{ server: string; action: ListAction; sent: Promise<unknown> }>;
+};
+
+function sendListing<A extends ListAction>(runtime: Runtime, server: string, action: A, signal?: AbortSignal) {
+	const { what, capability, run } = LISTINGS[action];
+	return runtime.request(server, what, capability, run, signal);
+}
+
+/** Sends the listing `action` needs now, for the call being written; that call reports a failure. */
+export function listEarly(runtime: Runtime, server: string, action: ListAction): NonNullable<Early["listing"]> {
+	const sent = sendListing(runtime, server, action);
+	sent.catch(() => undefined);
+	return { server, action, sent };
+}
+
+/** The listing a call needs: the one its early start sent for the same server and action, else a new one. */
+function listing<A extends ListAction>(
+	runtime: Runtime,
+	server: string,
+	action: A,
+	signal: AbortSignal | undefined,
+	early: Early | undefined,
+): Promise<Listings[A]> {
+	const held = early?.listing;
+	if (held?.server !== server || held.action !== action) return sendListing(runtime, server, action, signal);
+	// Sent without the call's signal (the call did not exist yet): cancelling the call ends its wait.
+	const what = `${LISTINGS[action].what} on MCP server "${server}"`;
+	const cancelled = () => new CallFailed(server, `${what} was cancelled`, "cancelled");
+	return awaitWith(held.sent as Promise<Listings[A]>, signal, cancelled);
+}
+
 /** `describe`: a tool's description and input and output schemas, through the output rules. */
 async function describeAction(
 	session: Session,
@@ -135,7 +206,12 @@ async function callAction(
 }
 
 /** `complete`: values a server suggests for a prompt's or resource template's argument. */
-async function completeAction(runtime: Runtime, params: Params, server: string): Promise<Result> {
+async function completeAction(
+	runtime: Runtime,
+	params: Params,
+	server: string,
+	signal: AbortSignal | undefined,
+): Promise<Result> {
 	const action = params.action;
 	const argument = required(params, "argument", "name the argument to complete");
 	const ref =
@@ -145,8 +221,12 @@ async function completeAction(runtime: Runtime, params: Params, server: string):
 				? { type: "ref/resource" as const, uri: params.uri }
 				: undefined;
 	if (!ref) throw new Error('mcp complete: give "prompt" (a prompt name) or "uri" (a resource template)');
-	const result = await runtime.request(server, "completing an argument", "completions", (client, options) =>
-		client.complete({ ref, argument: { name: argument, value: params.value ?? "" } }, options),
+	const result = await runtime.request(
+		server,
+		"completing an argument",
+		"completions",
+		(client, options) => client.complete({ ref, argument: { name: argument, value: params.value ?? "" } }, options),
+		signal,
 	);
 	const values = result.completion.values.map((value) => oneLine(value, 200));
 	const total = result.completion.total ?? values.length;
@@ -158,16 +238,15 @@ async function completeAction(runtime: Runtime, params: Params, server: string):
 }
 
 /**
- * Runs one `mcp` action. Throws for errors the model should see as a tool error. `begun`: when the model
- * began writing this call (`performance.now()`); a tool listing sent since then (its early start's) is
- * as new as one `tools` would send.
+ * Runs one `mcp` action. Throws for errors the model should see as a tool error. `early`: what the early
+ * start did while the model wrote this call (`Early`).
  */
 export async function runAction(
 	session: Session,
 	params: Params,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
-	begun?: number,
+	early?: Early,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const action = params.action;
@@ -181,22 +260,18 @@ export async function runAction(
 
 	switch (action) {
 		case "tools":
-			return toolsAction(session, params, server, signal, begun);
+			return toolsAction(session, params, server, signal, early?.begun);
 		case "describe":
 			return describeAction(session, params, server, signal);
 		case "call":
 			return callAction(session, params, server, signal, onUpdate);
 		case "resources": {
-			const result = await runtime.request(server, "listing resources", "resources", (client, options) =>
-				client.listResources(undefined, options),
-			);
+			const result = await listing(runtime, server, "resources", signal, early);
 			const items = result.resources.map((resource) => ({ ...resource, address: resource.uri }));
 			return resourceList(session, "resource", items, params);
 		}
 		case "templates": {
-			const result = await runtime.request(server, "listing resource templates", "resources", (client, options) =>
-				client.listResourceTemplates(undefined, options),
-			);
+			const result = await listing(runtime, server, "templates", signal, early);
 			const items = result.resourceTemplates.map((template) => ({ ...template, address: template.uriTemplate }));
 			return resourceList(session, "resource template", items, params);
 		}
@@ -204,16 +279,18 @@ export async function runAction(
 			const uri = required(params, "uri", 'use action "resources" to list them');
 			if (isAppResource(uri))
 				throw new Error(`mcp read: "${nameLine(uri, 200)}" is an MCP App resource, which pi-mcp does not render`);
-			const result = await runtime.request(server, `reading ${nameLine(uri, 200)}`, "resources", (client, options) =>
-				client.readResource({ uri }, options),
+			const result = await runtime.request(
+				server,
+				`reading ${nameLine(uri, 200)}`,
+				"resources",
+				(client, options) => client.readResource({ uri }, options),
+				signal,
 			);
 			const presented = await present(resourceResultParts(result), overflow, label("resource"));
 			return blocksResult({ action, server }, presented.content, presented.info);
 		}
 		case "prompts": {
-			const result = await runtime.request(server, "listing prompts", "prompts", (client, options) =>
-				client.listPrompts(undefined, options),
-			);
+			const result = await listing(runtime, server, "prompts", signal, early);
 			const { shown, more } = page(result.prompts, params);
 			const lines = shown.map((prompt) => {
 				const args = (prompt.arguments ?? []).map((arg) => `${nameLine(arg.name, 80)}${arg.required ? "" : "?"}`).join(", ");
@@ -229,14 +306,18 @@ export async function runAction(
 			const stringArgs = Object.fromEntries(
 				Object.entries(args).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]),
 			);
-			const result = await runtime.request(server, `getting prompt "${nameLine(name, 80)}"`, "prompts", (client, options) =>
-				client.getPrompt({ name, arguments: stringArgs }, options),
+			const result = await runtime.request(
+				server,
+				`getting prompt "${nameLine(name, 80)}"`,
+				"prompts",
+				(client, options) => client.getPrompt({ name, arguments: stringArgs }, options),
+				signal,
 			);
 			const presented = await present(promptResultParts(result), overflow, label(`prompt-${name}`));
 			return blocksResult({ action, server }, presented.content, presented.info);
 		}
 		case "complete":
-			return completeAction(runtime, params, server);
+			return completeAction(runtime, params, server, signal);
 		default:
 			throw new Error(`mcp: unknown action "${String(action)}"; use one of ${ACTIONS.join(", ")}`);
 	}

@@ -5,6 +5,7 @@
  */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
+import type { Early } from "./actions.ts";
 import { once } from "./async.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
 import type { Auth, Runtime, Session } from "./contracts.ts";
@@ -16,15 +17,12 @@ import { escapeName } from "./text.ts";
 import {
 	compileArguments,
 	DESCRIPTION,
-	endedSoFar,
+	dueSteps,
 	loadJsonReader,
 	PROMPT_SNIPPET,
 	parameters,
-	type StreamedText,
+	type StreamedCall,
 	SUBCOMMANDS,
-	streamedSearch,
-	streamedServer,
-	streamedTool,
 } from "./tool.ts";
 
 export const VERSION = "0.1.0";
@@ -117,12 +115,9 @@ type Host = Readonly<{
 		session?: Open;
 		loading?: Promise<void>;
 		ctx?: ExtensionContext;
-		startedFor?: string;
-		preparedFor?: string;
-		searchedFor?: string;
-		/** When the model began writing each `mcp` call not yet executed (`performance.now()`, by call id). */
-		begun?: Map<string, number>;
-	} & StreamedText;
+		/** What the early start did for each `mcp` call not yet executed, by call id. */
+		begun?: Map<string, Early>;
+	} & StreamedCall;
 }>;
 
 const envOf = (host: Host) => host.options.env ?? process.env;
@@ -264,12 +259,12 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		promptSnippet: PROMPT_SNIPPET,
 		parameters,
 		async execute(id, params, signal, onUpdate) {
-			const begun = holder.begun?.get(id);
+			const early = holder.begun?.get(id);
 			holder.begun?.delete(id);
 			await holder.loading?.catch(() => undefined);
 			const { session, mods } = await live(host);
 			try {
-				return await mods.actions.runAction(session, params, signal, onUpdate, begun);
+				return await mods.actions.runAction(session, params, signal, onUpdate, early);
 			} catch (error) {
 				if (!(error instanceof mods.errors.AuthRequired)) throw error;
 				// Sign-in needed: one link and what to do, as a result the model reads (not a crash).
@@ -338,7 +333,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	// arguments and the modules behind the tool with the MCP SDK (100–150 ms inside Pi); once the streamed
 	// arguments name an action that connects and an enabled server, that server's shared setup (the call
 	// joins it), with its tool listing for `call`, `describe` and `tools` (a ready server lists anew for
-	// `tools`: sent while the call is written, it is as new as the call's own); then the output check of the
+	// `tools`: sent while the call is written, it is as new as the call's own), or the listing a `resources`,
+	// `templates` or `prompts` call needs (sent once per call, connected or not); then the output check of the
 	// tool a `call` names and the search index of a `tools` query. A name counts as written at its closing
 	// quote (`endedSoFar`), so the server gets every delta's head start; a real model streams the rest of the
 	// call for longer than a local server takes to start. Nothing loads unless the model calls the tool, and
@@ -354,7 +350,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			if (servers) {
 				// A few entries at most: calls the model never completed are dropped with the next ones.
 				if (!holder.begun || holder.begun.size >= 16) holder.begun = new Map();
-				holder.begun.set(block.id, performance.now());
+				holder.begun.set(block.id, { begun: performance.now() });
 				holder.streamed = { id: block.id, raw: "" };
 				loadJsonReader().catch(() => undefined);
 				loadModules()
@@ -364,26 +360,20 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			return;
 		}
 		if (!servers) return;
-		const complete = update.type === "toolcall_end";
-		const ended = update.type === "toolcall_delta" ? endedSoFar(holder, block.id, block.arguments, update.delta) : undefined;
-		const named = holder.startedFor === block.id ? undefined : streamedServer(block.arguments, complete, ended);
+		const delta = update.type === "toolcall_delta" ? update.delta : undefined;
+		const { named, called, searched } = dueSteps(holder, block.id, block.arguments, update.type === "toolcall_end", delta);
 		if (named) {
-			holder.startedFor = block.id;
 			const tools = named.action === "call" || named.action === "describe" || named.action === "tools";
-			const since = named.action === "tools" ? holder.begun?.get(block.id) : undefined;
-			early(host, named.server, (session) => session.runtime.start(named.server, { tools, since }));
+			const call = holder.begun?.get(block.id);
+			early(host, named.server, (session, mods) => {
+				session.runtime.start(named.server, { tools, since: named.action === "tools" ? call?.begun : undefined });
+				// The listing a `resources`, `templates` or `prompts` call needs, unless the call already runs.
+				if (call && holder.begun?.get(block.id) === call && mods.actions.isListAction(named.action))
+					call.listing = mods.actions.listEarly(session.runtime, named.server, named.action);
+			});
 		}
-		const called = holder.preparedFor === block.id ? undefined : streamedTool(block.arguments, complete, ended);
-		if (called) {
-			holder.preparedFor = block.id;
-			early(host, called.server, (session) => session.runtime.prepare(called.server, called.tool));
-		}
-		const searched = holder.searchedFor === block.id ? undefined : streamedSearch(block.arguments, complete, ended);
-		if (searched) {
-			holder.searchedFor = block.id;
-			early(host, searched, (session, mods) => mods.listing.prepareSearch(session, searched));
-		}
-		if (complete || (holder.startedFor === block.id && holder.preparedFor === block.id)) holder.streamed = undefined;
+		if (called) early(host, called.server, (session) => session.runtime.prepare(called.server, called.tool));
+		if (searched) early(host, searched, (session, mods) => mods.listing.prepareSearch(session, searched));
 	});
 
 	pi.on("session_shutdown", async () => {

@@ -193,6 +193,37 @@ export function endedSoFar(
 	return jsonReader.parse ? endedIn(raw, args, jsonReader.parse) : undefined;
 }
 
+/** What the early steps of the `mcp` call being written have done: its raw text and, by call id, the steps taken. */
+export type StreamedCall = StreamedText & { startedFor?: string; preparedFor?: string; searchedFor?: string };
+
+/**
+ * The early steps one update of a streamed `mcp` call makes due, each at most once per call (marked in
+ * `marks`): the server to start (`streamedServer`), the tool whose output check to prepare
+ * (`streamedTool`), the server whose search index to build (`streamedSearch`). `delta` is the update's
+ * text (undefined for the call's end, `complete`); the raw text is dropped once nothing needs it.
+ */
+export function dueSteps(
+	marks: StreamedCall,
+	id: string,
+	args: Readonly<Record<string, unknown>>,
+	complete: boolean,
+	delta?: unknown,
+): Readonly<{
+	named?: Readonly<{ server: string; action: Action }>;
+	called?: Readonly<{ server: string; tool: string }>;
+	searched?: string;
+}> {
+	const ended = complete ? undefined : endedSoFar(marks, id, args, delta);
+	const named = marks.startedFor === id ? undefined : streamedServer(args, complete, ended);
+	if (named) marks.startedFor = id;
+	const called = marks.preparedFor === id ? undefined : streamedTool(args, complete, ended);
+	if (called) marks.preparedFor = id;
+	const searched = marks.searchedFor === id ? undefined : streamedSearch(args, complete, ended);
+	if (searched) marks.searchedFor = id;
+	if (complete || (marks.startedFor === id && marks.preparedFor === id)) marks.streamed = undefined;
+	return { named, called, searched };
+}
+
 /** pi-ai as Pi hands it to extensions (already in memory inside Pi), loaded when the model starts an `mcp` call. */
 const piAi = once(() => import("@earendil-works/pi-ai"));
 

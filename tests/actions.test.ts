@@ -4,13 +4,15 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, statSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runAction } from "../src/actions.ts";
 import type { Session } from "../src/contracts.ts";
 import { modelStatus, userStatus } from "../src/status.ts";
 import { type Params, parameters } from "../src/tool.ts";
-import { HOSTILE, LEGACY_EXIT, SERVER } from "./helpers/servers.ts";
+import { count, HOSTILE, LEGACY_EXIT, readWire, SERVER, waitForWire } from "./helpers/servers.ts";
 import { type OpenSession, openSession } from "./helpers/session.ts";
 
 const opened: OpenSession[] = [];
@@ -333,3 +335,47 @@ describe("names are shown escaped", async () => {
 function runStatus(session: Session) {
 	return { content: [{ type: "text", text: modelStatus(session.runtime.status()) }] };
 }
+
+describe("the model's cancel reaches every request, not only tool calls", async () => {
+	const logDir = await mkdtemp(join(tmpdir(), "pi-mcp-cancel-log-"));
+	after(() => rm(logDir, { recursive: true, force: true }));
+	const log = join(logDir, "wire.log");
+	const session = await sessionOver(
+		{ fx: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" } },
+		"pi-mcp-cancel-",
+	);
+
+	test("a read the model cancels ends at once, and the server is told", async () => {
+		// fixture://items/slow answers after 30 s: a read that ignored the cancel would wait for it.
+		const controller = new AbortController();
+		const reading = runAction(
+			session,
+			{ action: "read", server: "fx", uri: "fixture://items/slow" },
+			controller.signal,
+			undefined,
+		);
+		await waitForWire(log, (lines) => count(lines, "resources/read") === 1, "the read");
+		controller.abort();
+		await assert.rejects(reading, (error: Error & { reason?: string }) => {
+			assert.equal(error.message, 'reading fixture://items/slow on MCP server "fx" was cancelled');
+			assert.equal(error.reason, "cancelled");
+			return true;
+		});
+		await waitForWire(log, (lines) => lines.some((line) => line.event === "slow-aborted"), "the server's cancel");
+		assert.equal(count(readWire(log), "notifications/cancelled"), 1);
+		const read = await run(session, { action: "read", server: "fx", uri: "fixture://items/apple" });
+		assert.equal(textOf(read), "item apple", "the session goes on");
+	});
+
+	test("so does a prompt, a completion or a listing cancelled before it is sent", async () => {
+		const controller = new AbortController();
+		controller.abort();
+		for (const params of [
+			{ action: "prompt", server: "fx", prompt: "greet", args: { name: "Ada" } },
+			{ action: "complete", server: "fx", prompt: "greet", argument: "name", value: "A" },
+			{ action: "prompts", server: "fx" },
+		] as const) {
+			await assert.rejects(runAction(session, params, controller.signal, undefined), /was cancelled/, params.action);
+		}
+	});
+});

@@ -12,24 +12,28 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
+import { type Early, listEarly, runAction } from "../src/actions.ts";
 import { loadConfig } from "../src/config.ts";
 import { outputChecks } from "../src/connect.ts";
-import type { Runtime } from "../src/contracts.ts";
+import type { Runtime, Session } from "../src/contracts.ts";
 import { prepareSearch } from "../src/listing.ts";
+import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { indexOf } from "../src/search.ts";
 import {
 	type ArgumentCheck,
 	compileArgumentCheck,
+	dueSteps,
 	endedIn,
 	loadJsonReader,
 	parameters,
+	type StreamedCall,
 	streamedSearch,
 	streamedServer,
 	streamedTool,
 } from "../src/tool.ts";
 import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
-import { CRASH, count, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, startHttpFixture } from "./helpers/servers.ts";
+import { CRASH, count, HANG, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, startHttpFixture } from "./helpers/servers.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
@@ -66,6 +70,32 @@ describe("which streamed arguments name a server to start", () => {
 	});
 });
 
+describe("the early steps of a streamed call, each once per call", () => {
+	test("the server, the tool and the search come due as their names complete, once each; the text is kept until then", () => {
+		const marks: StreamedCall = { streamed: { id: "a", raw: "" } };
+		// Only the steps that came due (JSON drops the others).
+		const due = (on: StreamedCall, id: string, args: Record<string, unknown>, complete: boolean, delta?: string) =>
+			JSON.parse(JSON.stringify(dueSteps(on, id, args, complete, delta)));
+		const steps = (args: Record<string, unknown>, complete = false) => due(marks, "a", args, complete, "");
+		assert.deepEqual(steps({ action: "call", server: "fx" }), {}, "the server may still grow");
+		assert.deepEqual(steps({ action: "call", server: "fx", tool: "ec" }), { named: { server: "fx", action: "call" } });
+		assert.deepEqual(steps({ action: "call", server: "fx", tool: "echo", args: {} }), {
+			called: { server: "fx", tool: "echo" },
+		});
+		assert.equal(marks.streamed, undefined, "nothing more needs the raw text");
+		assert.deepEqual(steps({ action: "call", server: "fx", tool: "echo", args: {} }, true), {}, "nothing twice");
+		const search: StreamedCall = { streamed: { id: "b", raw: "" } };
+		const query = { action: "tools", server: "fx", query: "ec" };
+		assert.deepEqual(due(search, "b", query, false, ""), { named: { server: "fx", action: "tools" }, searched: "fx" });
+		assert.ok(search.streamed, "a tools call keeps its text until it is complete");
+		assert.deepEqual(due(search, "b", query, true), {});
+		assert.equal(search.streamed, undefined);
+		assert.deepEqual(due(search, "c", { action: "resources", server: "fx" }, true), {
+			named: { server: "fx", action: "resources" },
+		});
+	});
+});
+
 describe("Pi's argument check, compiled while the call streams", () => {
 	test("checks a valid call against the very schema object the tool registers (pi-ai caches per object)", () => {
 		const seen: Parameters<ArgumentCheck>[] = [];
@@ -96,7 +126,7 @@ describe("Pi's argument check, compiled while the call streams", () => {
 	});
 });
 
-type Harness = Readonly<{ log: string; runtime: Runtime }>;
+type Harness = Readonly<{ log: string; runtime: Runtime; session: Session }>;
 
 async function harness(servers: (log: string) => Record<string, unknown>): Promise<Harness> {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-early-"));
@@ -104,11 +134,13 @@ async function harness(servers: (log: string) => Record<string, unknown>): Promi
 	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers(log) }));
 	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
 	const runtime = createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "pi-mcp-test", version: "0" } });
+	const overflow = createOverflowStore({ baseDir: dir });
 	cleanups.push(async () => {
 		await runtime.dispose();
+		await overflow.dispose();
 		await rm(dir, { recursive: true, force: true });
 	});
-	return { log, runtime };
+	return { log, runtime, session: { config, runtime, overflow } };
 }
 
 describe("which streamed arguments name the tool a call will call", () => {
@@ -233,6 +265,9 @@ describe("output-schema checks", () => {
 		assert.equal(engine.compiles.length, 2, "nothing held for a schema that failed");
 	});
 });
+
+const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
+	result.content.map((block) => block.text ?? "").join("");
 
 const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
 	command: process.execPath,
@@ -366,6 +401,54 @@ describe("the runtime's early start", () => {
 		assert.equal(await runtime.prepare("out", "mismatch"), "held");
 	});
 
+	test("a resources, templates or prompts call uses the listing its early start sent", async () => {
+		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
+		const sent = (method: string) => count(readWire(log), method);
+		const early = (action: "resources" | "templates" | "prompts"): Early => ({
+			begun: performance.now(),
+			listing: listEarly(session.runtime, "fx", action),
+		});
+		const resources = early("resources");
+		assert.equal(session.runtime.status()[0]?.state, "connecting", "an idle server starts for it");
+		const listed = await runAction(session, { action: "resources", server: "fx" }, undefined, undefined, resources);
+		assert.match(textOf(listed), /^fx: 3 resources\n/);
+		assert.equal(sent("resources/list"), 1, "the call took the early listing");
+		await runAction(session, { action: "resources", server: "fx" }, undefined, undefined);
+		assert.equal(sent("resources/list"), 2, "a call without one lists");
+		const prompts = early("prompts");
+		const templates = await runAction(session, { action: "templates", server: "fx" }, undefined, undefined, prompts);
+		assert.match(textOf(templates), /fixture:\/\/items\/\{id\}/);
+		assert.equal(sent("resources/templates/list"), 1, "a held listing of another action is not taken");
+		assert.match(textOf(await runAction(session, { action: "prompts", server: "fx" }, undefined, undefined, prompts)), /greet/);
+		assert.equal(sent("prompts/list"), 1);
+		await runAction(session, { action: "templates", server: "fx" }, undefined, undefined, early("templates"));
+		assert.equal(sent("resources/templates/list"), 2, "a ready server lists at once, for the call being written");
+		assert.equal(sent("start"), 1);
+	});
+
+	test("a call waiting for its early listing: a cancel ends the wait, a failure is the call's", async () => {
+		const { session } = await harness((log) => ({
+			stuck: { command: process.execPath, args: [HANG], env: { FIXTURE_LOG: log } },
+			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+		}));
+		const stuck: Early = { begun: performance.now(), listing: listEarly(session.runtime, "stuck", "prompts") };
+		const controller = new AbortController();
+		setTimeout(() => controller.abort(), 100);
+		await assert.rejects(
+			runAction(session, { action: "prompts", server: "stuck" }, controller.signal, undefined, stuck),
+			(error: Error & { reason?: string }) => {
+				assert.equal(error.message, 'listing prompts on MCP server "stuck" was cancelled');
+				assert.equal(error.reason, "cancelled");
+				return true;
+			},
+		);
+		const broken: Early = { begun: performance.now(), listing: listEarly(session.runtime, "broken", "resources") };
+		await assert.rejects(
+			runAction(session, { action: "resources", server: "broken" }, undefined, undefined, broken),
+			/MCP server "broken" failed to start: .*fixture crash: missing API_KEY/s,
+		);
+	});
+
 	test("starts nothing for a disabled, broken or unknown server", async () => {
 		const { log, runtime } = await harness((log) => ({
 			off: fixture(log, { enabled: false }),
@@ -496,6 +579,33 @@ describe("in a real Pi", () => {
 		assert.deepEqual(wire[held], { event: "held", seen: true }, "the listing came while the model had written only the server");
 		assert.ok(held < wire.findIndex((line) => line.event === "tool_call"), "before Pi executed the call");
 		assert.equal(count(wire, "tools/list"), 1, "the call used that listing: it did not list again");
+		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+	});
+
+	test("a resources call: the listing it needs is sent while the model writes the call, and the call uses it", async () => {
+		// As the tools query above: the model stops after the server's name until the server's log shows
+		// `resources/list`, then writes the rest at 50 tokens/s. Without the early listing the hold times out.
+		const { run, log } = await runInPi(
+			"list the fixture's resources",
+			[{ tool: "mcp", args: { action: "resources", server: "fx", limit: 20 } }, { text: "FINAL {{last}}" }],
+			(log) => ({
+				PI_FAUX_HOLD_FILE: log,
+				PI_FAUX_HOLD_TEXT: '"method":"resources/list"',
+				PI_FAUX_HOLD_AFTER: '"server":"fx"',
+				PI_FAUX_TOKENS_PER_SECOND: "50",
+				PI_FAUX_EVENT_LOG: log,
+			}),
+			(log) => ({ fx: fixture(log) }),
+		);
+		assert.equal(run.code, 0, run.stderr);
+		const [listing] = toolResults(run.events);
+		assert.equal(listing?.isError, false, listing?.text);
+		assert.match(listing?.text ?? "", /^fx: 3 resources\n/);
+		const wire = readWire(log);
+		const held = wire.findIndex((line) => line.event === "held");
+		assert.deepEqual(wire[held], { event: "held", seen: true }, "the listing came while the model had written only the server");
+		assert.ok(held < wire.findIndex((line) => line.event === "tool_call"), "before Pi executed the call");
+		assert.equal(count(wire, "resources/list"), 1, "the call used that listing: it did not list again");
 		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
 	});
 
