@@ -551,19 +551,23 @@ describe("in a real Pi", () => {
 		assert.equal(count(wire.slice(end), "tools/call"), 1);
 	});
 
-	test("a tools call: the server lists its tools while the model writes the call, and the call uses that listing", async () => {
-		// The model stops after the server's name until the server's log shows the listing, then writes the
-		// query at 50 tokens/s (~200 ms): the listing is in by the end, and the call must not list again.
-		// Legacy era: there the SDK caches no listing (a modern server's `ttlMs` would hide a second one).
+	/**
+	 * The model writes one `mcp` call with `args`, stopping after `"server":"fx"` until the server's log shows
+	 * `method`, then writing the rest at 50 tokens/s: the listing is in by the call's end, and the call must not
+	 * send it again. Without the early listing the hold times out. Legacy era: there the SDK caches no listing
+	 * (a modern server's `ttlMs` would hide a second one). Resolves with the call's text.
+	 */
+	async function listedWhileWritten(
+		prompt: string,
+		args: NonNullable<Extract<Step, { tool: string }>["args"]>,
+		method: string,
+	): Promise<string> {
 		const { run, log } = await runInPi(
-			"find the echo tool",
-			[
-				{ tool: "mcp", args: { action: "tools", server: "fx", query: "echo the given text back to me" } },
-				{ text: "FINAL {{last}}" },
-			],
+			prompt,
+			[{ tool: "mcp", args }, { text: "FINAL {{last}}" }],
 			(log) => ({
 				PI_FAUX_HOLD_FILE: log,
-				PI_FAUX_HOLD_TEXT: '"method":"tools/list"',
+				PI_FAUX_HOLD_TEXT: `"method":"${method}"`,
 				PI_FAUX_HOLD_AFTER: '"server":"fx"',
 				PI_FAUX_TOKENS_PER_SECOND: "50",
 				PI_FAUX_EVENT_LOG: log,
@@ -571,42 +575,25 @@ describe("in a real Pi", () => {
 			(log) => ({ fx: fixture(log) }),
 		);
 		assert.equal(run.code, 0, run.stderr);
-		const [listing] = toolResults(run.events);
-		assert.equal(listing?.isError, false, listing?.text);
-		assert.match(listing?.text ?? "", /^echo\b/m);
+		const [result] = toolResults(run.events);
+		assert.equal(result?.isError, false, result?.text);
 		const wire = readWire(log);
 		const held = wire.findIndex((line) => line.event === "held");
 		assert.deepEqual(wire[held], { event: "held", seen: true }, "the listing came while the model had written only the server");
 		assert.ok(held < wire.findIndex((line) => line.event === "tool_call"), "before Pi executed the call");
-		assert.equal(count(wire, "tools/list"), 1, "the call used that listing: it did not list again");
+		assert.equal(count(wire, method), 1, "the call used that listing: it did not list again");
 		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+		return result?.text ?? "";
+	}
+
+	test("a tools call: the server lists its tools while the model writes the call, and the call uses that listing", async () => {
+		const args = { action: "tools", server: "fx", query: "echo the given text back to me" };
+		assert.match(await listedWhileWritten("find the echo tool", args, "tools/list"), /^echo\b/m);
 	});
 
 	test("a resources call: the listing it needs is sent while the model writes the call, and the call uses it", async () => {
-		// As the tools query above: the model stops after the server's name until the server's log shows
-		// `resources/list`, then writes the rest at 50 tokens/s. Without the early listing the hold times out.
-		const { run, log } = await runInPi(
-			"list the fixture's resources",
-			[{ tool: "mcp", args: { action: "resources", server: "fx", limit: 20 } }, { text: "FINAL {{last}}" }],
-			(log) => ({
-				PI_FAUX_HOLD_FILE: log,
-				PI_FAUX_HOLD_TEXT: '"method":"resources/list"',
-				PI_FAUX_HOLD_AFTER: '"server":"fx"',
-				PI_FAUX_TOKENS_PER_SECOND: "50",
-				PI_FAUX_EVENT_LOG: log,
-			}),
-			(log) => ({ fx: fixture(log) }),
-		);
-		assert.equal(run.code, 0, run.stderr);
-		const [listing] = toolResults(run.events);
-		assert.equal(listing?.isError, false, listing?.text);
-		assert.match(listing?.text ?? "", /^fx: 3 resources\n/);
-		const wire = readWire(log);
-		const held = wire.findIndex((line) => line.event === "held");
-		assert.deepEqual(wire[held], { event: "held", seen: true }, "the listing came while the model had written only the server");
-		assert.ok(held < wire.findIndex((line) => line.event === "tool_call"), "before Pi executed the call");
-		assert.equal(count(wire, "resources/list"), 1, "the call used that listing: it did not list again");
-		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "nothing survives Pi's exit");
+		const args = { action: "resources", server: "fx", limit: 20 };
+		assert.match(await listedWhileWritten("list the fixture's resources", args, "resources/list"), /^fx: 3 resources\n/);
 	});
 
 	test("a second tools call: the connected server lists its tools while the model writes the call", async () => {
