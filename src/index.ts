@@ -116,7 +116,7 @@ type Host = Readonly<{
 		loading?: Promise<void>;
 		ctx?: ExtensionContext;
 		/** What the early start did for each `mcp` call not yet executed, by call id. */
-		begun?: Map<string, Early>;
+		calls?: Map<string, Early>;
 	} & StreamedCall;
 }>;
 
@@ -259,12 +259,12 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		promptSnippet: PROMPT_SNIPPET,
 		parameters,
 		async execute(id, params, signal, onUpdate) {
-			const early = holder.begun?.get(id);
-			holder.begun?.delete(id);
+			const written = holder.calls?.get(id);
+			holder.calls?.delete(id);
 			await holder.loading?.catch(() => undefined);
 			const { session, mods } = await live(host);
 			try {
-				return await mods.actions.runAction(session, params, signal, onUpdate, early);
+				return await mods.actions.runAction(session, params, signal, onUpdate, written);
 			} catch (error) {
 				if (!(error instanceof mods.errors.AuthRequired)) throw error;
 				// Sign-in needed: one link and what to do, as a result the model reads (not a crash).
@@ -349,8 +349,8 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			compileArguments().catch(() => undefined);
 			if (servers) {
 				// A few entries at most: calls the model never completed are dropped with the next ones.
-				if (!holder.begun || holder.begun.size >= 16) holder.begun = new Map();
-				holder.begun.set(block.id, { begun: performance.now() });
+				if (!holder.calls || holder.calls.size >= 16) holder.calls = new Map();
+				holder.calls.set(block.id, { begun: performance.now() });
 				holder.streamed = { id: block.id, raw: "" };
 				loadJsonReader().catch(() => undefined);
 				loadModules()
@@ -364,11 +364,11 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		const { named, called, searched } = dueSteps(holder, block.id, block.arguments, update.type === "toolcall_end", delta);
 		if (named) {
 			const tools = named.action === "call" || named.action === "describe" || named.action === "tools";
-			const call = holder.begun?.get(block.id);
+			const call = holder.calls?.get(block.id);
 			early(host, named.server, (session, mods) => {
 				session.runtime.start(named.server, { tools, since: named.action === "tools" ? call?.begun : undefined });
 				// The listing a `resources`, `templates` or `prompts` call needs, unless the call already runs.
-				if (call && holder.begun?.get(block.id) === call && mods.actions.isListAction(named.action))
+				if (call && holder.calls?.get(block.id) === call && mods.actions.isListAction(named.action))
 					call.listing = mods.actions.listEarly(session.runtime, named.server, named.action);
 			});
 		}
