@@ -11,6 +11,7 @@ import { cold } from "./figures/cold.ts";
 import { context } from "./figures/context.ts";
 import { discovery } from "./figures/discovery.ts";
 import { output } from "./figures/output.ts";
+import { serverFirstCall } from "./figures/server.ts";
 import { startup } from "./figures/startup.ts";
 import { firstCallWait, launchToResult } from "./figures/stream.ts";
 import { warm } from "./figures/warm.ts";
@@ -31,6 +32,7 @@ const FIGURES: readonly Figure[] = [
 	{ id: "7", title: "Discovery", run: discovery },
 	{ id: "8", title: "First-call wait", run: firstCallWait },
 	{ id: "9", title: "Launch to first result", run: launchToResult },
+	{ id: "10", title: "A server's own first call", run: serverFirstCall },
 ];
 
 async function main(): Promise<void> {

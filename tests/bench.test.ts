@@ -36,6 +36,7 @@ const FIGURE_LINES = [
 	/^8 first-call wait auto: cold .+, warm .+ \(peers cold \/ warm: .+\) · target /m,
 	/^9 launch to first result, 1 server: pi-mcp .+ \(peers: .+\) · target /m,
 	/^9 launch to first result, \d+ servers: pi-mcp .+ \(peers: .+\) · target /m,
+	/^10 server first call, fixture: first .+, later .+ \(ratio .+\) · target /m,
 ];
 
 test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 300_000 }, async () => {
