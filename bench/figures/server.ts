@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import type { BenchConfig, FigureResult } from "../lib/config.ts";
 import { SETSID } from "../lib/mcp.ts";
-import { EVERYTHING_SERVER, ROOT, SERVER } from "../lib/pi.ts";
+import { EVERYTHING_SERVER, MEMORY_SERVER, SERVER } from "../lib/pi.ts";
 import { formatSummary, type Line, type Summary, summarize } from "../lib/stats.ts";
 
 const LATER_CALLS = 5;
@@ -40,7 +40,7 @@ const TARGETS: readonly Target[] = [
 	{ name: "server-everything", script: EVERYTHING_SERVER, args: ["stdio"], tool: "echo", arguments: { message: "hello" } },
 	{
 		name: "server-memory",
-		script: join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js"),
+		script: MEMORY_SERVER,
 		args: [],
 		tool: "read_graph",
 		arguments: {},
@@ -65,9 +65,8 @@ async function round(target: Target, idleMs: number): Promise<{ first: number; l
 			settle(message);
 		}
 	});
-	const exited = new Promise<never>((_, reject) =>
-		child.once("exit", (code) => reject(new Error(`${target.name} exited (${code}) during the figure`))),
-	);
+	const gone = new Promise<number | null>((resolve) => child.once("exit", resolve));
+	const exited = gone.then((code) => Promise.reject(new Error(`${target.name} exited (${code}) during the figure`)));
 	exited.catch(() => undefined);
 	const ids = { last: 0 };
 	const send = (message: object) => child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`);
@@ -98,6 +97,7 @@ async function round(target: Target, idleMs: number): Promise<{ first: number; l
 		return { first, later };
 	} finally {
 		child.kill();
+		await gone;
 		await rm(dir, { recursive: true, force: true });
 	}
 }

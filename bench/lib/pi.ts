@@ -18,6 +18,7 @@ export const EMPTY_EXTENSION = join(ROOT, "bench/fixtures/empty-ext.ts");
 export const FAUX_RECORD = join(ROOT, "bench/fixtures/faux-record.ts");
 export const ADAPTER_EXTENSION = join(ROOT, "node_modules/pi-mcp-adapter/index.ts");
 export const EVERYTHING_SERVER = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+export const MEMORY_SERVER = join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 
 export type Sandbox = Readonly<{ root: string; agentDir: string; cwd: string; home: string; cleanup(): Promise<void> }>;
 
