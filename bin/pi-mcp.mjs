@@ -13,7 +13,7 @@ if (major < 22 || (major === 22 && minor < 19)) {
 const fromPi = createRequire(import.meta.resolve("@earendil-works/pi-coding-agent"));
 const { createJiti } = fromPi("jiti");
 const jiti = createJiti(import.meta.url, { moduleCache: true });
-const { main } = await jiti.import(new URL("../src/cli.ts", import.meta.url).pathname);
+const { main } = await jiti.import(new URL("../src/cli/main.ts", import.meta.url).pathname);
 
 const controller = new AbortController();
 // The first Ctrl+C cancels what is running (servers are stopped); a second one exits at once.

@@ -17,13 +17,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Tool } from "@modelcontextprotocol/client";
+import { memoryStore } from "../src/auth/keyring.ts";
 import { createAuth } from "../src/auth.ts";
 import { loadConfig } from "../src/config.ts";
 import { AuthorizationRequired } from "../src/errors.ts";
-import { createLoginService } from "../src/login.ts";
+import { createLoginService } from "../src/login/receiver.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { loadSdk } from "../src/sdk.ts";
-import { memoryStore } from "../src/store.ts";
 
 const SERVER = "conformance";
 const SECRET_ENV = "MCP_CONFORMANCE_CLIENT_SECRET";

@@ -14,6 +14,8 @@
  * codes, verifiers). Nothing here opens a browser.
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
+import { KeyringUnavailable, type SecretStore } from "./auth/keyring.ts";
+import { hostProvider } from "./auth/oauth-provider.ts";
 import {
 	type AuthContext,
 	createContext,
@@ -23,20 +25,13 @@ import {
 	fetchWith,
 	isStale,
 	keyring,
-	minutes,
 	missingVariable,
 	readRecord,
 	recordAccount,
 	rotated,
 	usable,
-} from "./authstate.ts";
-import type { Auth } from "./contracts.ts";
-import { AuthRequired, SetupFailed } from "./errors.ts";
-import { hostProvider } from "./hostprovider.ts";
-import type { LoginService } from "./login.ts";
-import { createRefresh, type Refresh } from "./refresh.ts";
-import type { HttpServerConfig, ServerConfig } from "./schema.ts";
-import { loadSdk } from "./sdk.ts";
+} from "./auth/record.ts";
+import { createRefresh, type Refresh } from "./auth/refresh.ts";
 import {
 	type Challenge,
 	challenge,
@@ -46,8 +41,12 @@ import {
 	type SignIn,
 	signInScope,
 	translate,
-} from "./signin.ts";
-import { KeyringUnavailable, type SecretStore } from "./store.ts";
+} from "./auth/signin.ts";
+import type { Auth } from "./contracts.ts";
+import { AuthRequired, SetupFailed } from "./errors.ts";
+import { type LoginService, minutes } from "./login.ts";
+import type { HttpServerConfig, ServerConfig } from "./schema.ts";
+import { loadSdk } from "./sdk.ts";
 
 export type AuthOptions = Readonly<{
 	/** Read at connect time for `bearerTokenEnv` and `oauth.clientSecretEnv`. */

@@ -19,7 +19,8 @@ import {
 	refuseNulNames,
 	refuseShell,
 	resolveOAuth,
-} from "./config-check.ts";
+} from "./config/values.ts";
+import { escapeName } from "./output/text.ts";
 import {
 	type ConfigSnapshot,
 	type FileReport,
@@ -31,7 +32,6 @@ import {
 	type ServerEntry,
 	type ServerSource,
 } from "./schema.ts";
-import { escapeName } from "./text.ts";
 
 export const MAX_SERVERS = 64;
 export const MAX_FILE_BYTES = 1024 * 1024;

@@ -14,7 +14,6 @@ import type {
 	Tool,
 } from "@modelcontextprotocol/client";
 import type { AuthorizationRequired, AuthRequired } from "./errors.ts";
-import type { PasteOutcome } from "./login.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
 
@@ -170,7 +169,7 @@ export interface Auth {
 	/** `/mcp login <server>`: a fresh link, also when signed in (re-authentication). */
 	login(config: ServerConfig): Promise<AuthorizationRequired>;
 	/** `/mcp login <server> <redirected-url>`: see `LoginService.completeFromUrl`. */
-	complete(config: ServerConfig, redirectedUrl: string): Promise<PasteOutcome>;
+	complete(config: ServerConfig, redirectedUrl: string): Promise<"completed" | "failed">;
 	/** `/mcp logout <server>`: deletes the record and forgets session tokens; true if a record existed. */
 	logout(config: ServerConfig): Promise<boolean>;
 	/** One line for `/mcp status`, read locally (no network). */

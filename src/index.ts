@@ -5,15 +5,15 @@
  */
 import { join } from "node:path";
 import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
-import type { Early } from "./actions.ts";
 import { once } from "./async.ts";
+import type { SecretStore } from "./auth/keyring.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
 import type { Auth, Runtime, Session } from "./contracts.ts";
+import { escapeName } from "./output/text.ts";
 import type { OverflowStore } from "./output.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
-import type { SecretStore } from "./store.ts";
-import { escapeName } from "./text.ts";
+import type { Early } from "./tool/actions.ts";
 import {
 	compileArguments,
 	DESCRIPTION,
@@ -23,7 +23,7 @@ import {
 	parameters,
 	type StreamedCall,
 	SUBCOMMANDS,
-} from "./tool.ts";
+} from "./tool/definition.ts";
 
 export const VERSION = "0.1.0";
 
@@ -46,23 +46,23 @@ type Owned = Readonly<{ auth: Auth; disposeAuth: () => Promise<void> }>;
 /** The modules behind the tool and the command, loaded on first use: starting Pi loads only the
  * registration, the configuration and the renderer (bench figure 1 counts every module). */
 type Modules = Readonly<{
-	actions: typeof import("./actions.ts");
+	actions: typeof import("./tool/actions.ts");
 	runtime: typeof import("./runtime.ts");
 	errors: typeof import("./errors.ts");
 	sdk: typeof import("./sdk.ts");
 	output: typeof import("./output.ts");
-	listing: typeof import("./listing.ts");
+	listing: typeof import("./tool/listing.ts");
 }>;
 
 const loadModules = once(
 	(): Promise<Modules> =>
 		Promise.all([
-			import("./actions.ts"),
+			import("./tool/actions.ts"),
 			import("./runtime.ts"),
 			import("./errors.ts"),
 			import("./sdk.ts"),
 			import("./output.ts"),
-			import("./listing.ts"),
+			import("./tool/listing.ts"),
 		]).then(([actions, runtime, errors, sdk, output, listing]) => ({ actions, runtime, errors, sdk, output, listing })),
 );
 
@@ -196,8 +196,8 @@ function newSession(host: Host, config: ConfigSnapshot): Open {
 	const owned = lazyAuth(async () => {
 		const [{ createAuth }, { createLoginService }, { keyringStore }] = await Promise.all([
 			import("./auth.ts"),
-			import("./login.ts"),
-			import("./store.ts"),
+			import("./login/receiver.ts"),
+			import("./auth/keyring.ts"),
 		]);
 		const login = createLoginService({ now: options.now });
 		const auth = createAuth({
@@ -288,10 +288,10 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			const opened = holder.session ? await live(host) : undefined;
 			if (args.trim() === "" && ctx.mode === "tui" && opened) {
 				// The interactive manager; its module loads only now (start-up stays lean).
-				const { openManager } = await import("./manager.ts");
+				const { openManager } = await import("./manager/manager.ts");
 				return openManager(ctx, opened.session);
 			}
-			const { runCommand } = await import("./command.ts");
+			const { runCommand } = await import("./manager/command.ts");
 			await runCommand(args, ctx, opened?.session);
 		},
 	});

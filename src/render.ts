@@ -4,8 +4,8 @@
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type Component, Text, truncateToWidth } from "@earendil-works/pi-tui";
+import { escapeName, formatBytes, stripTerminal } from "./output/text.ts";
 import type { OutputInfo } from "./output.ts";
-import { escapeName, formatBytes, stripTerminal } from "./text.ts";
 
 export type McpArgs = Readonly<{
 	action?: string;

@@ -8,8 +8,12 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/client";
 import { settledWithin } from "./async.ts";
-import type { TailBuffer } from "./bounded.ts";
-import { closeLive, openServer } from "./connect.ts";
+import type { Live, Runtime, RuntimeOptions } from "./contracts.ts";
+import { CallFailed } from "./errors.ts";
+import { sanitize } from "./output/text.ts";
+import { closedError } from "./runtime/failures.ts";
+import { closeLive, openServer } from "./runtime/open.ts";
+import type { TailBuffer } from "./runtime/stderr-tail.ts";
 import {
 	type Connection,
 	callError,
@@ -28,14 +32,10 @@ import {
 	tailOf,
 	unknownServer,
 	visibleTool,
-} from "./connections.ts";
-import type { Live, Runtime, RuntimeOptions } from "./contracts.ts";
-import { CallFailed } from "./errors.ts";
-import { closedError } from "./failures.ts";
+} from "./runtime/table.ts";
+import type { ToolIndex } from "./runtime/visible-tools.ts";
 import type { ServerConfig, ServerEntry } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
-import { sanitize } from "./text.ts";
-import type { ToolIndex } from "./toolindex.ts";
 
 /** How long `dispose` waits for an aborted setup to wind down. */
 const SHUTDOWN_SETUP_WAIT_MS = 2000;

@@ -5,8 +5,8 @@
  */
 import { once } from "./async.ts";
 import { errorText, SdkUnavailable } from "./errors.ts";
+import { sanitize, shortText } from "./output/text.ts";
 import type { Sdk } from "./sdk.lazy.ts";
-import { sanitize, shortText } from "./text.ts";
 
 /** SDK notices diverted from the console (newest last, at most 20). */
 export const sdkNotices: string[] = [];

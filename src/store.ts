@@ -1,91 +1,254 @@
 /**
- * The secret store: OAuth credentials live in the OS keyring and nowhere else. On Linux the entry
- * is pinned to the Secret Service; `@napi-rs/keyring`'s default store silently falls back to the
- * kernel keyring (and leaks the secret there even when it throws), so the default is never used.
- * Every failure becomes `KeyringUnavailable`; there is no plaintext fallback. What is stored (the
- * credential record, its account and format) is authstate.ts's concern; this module keeps strings.
+ * The cross-process credential transaction lock: one exclusive lock file per credential record, so
+ * that one refresh at a time redeems a record's refresh token across every Pi process and `pi-mcp`.
+ * A lock file holds who holds it (pid, host, time, nonce), never a secret; the keyring itself is
+ * `auth/keyring.ts`, and the refresh that runs under this lock is `auth/refresh.ts`.
  */
+import { randomUUID } from "node:crypto";
+import { constants } from "node:fs";
+import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { hostname } from "node:os";
+import { once, sleep } from "./async.ts";
+import { exited, processStat } from "./proc.ts";
+import { isObject } from "./schema.ts";
 
-/** The keyring service (namespace) every pi-mcp record is filed under. */
-export const KEYRING_SERVICE = "app.prjct.pi-mcp";
+/*
+ * Hand-written on purpose. `proper-lockfile` judges a lock only by the age of its directory (at
+ * least 2 s, cannot be turned off) and then takes it: a holder that is merely stalled (SIGSTOP, a
+ * debugger, swap, a sleeping laptop) loses the lock in the middle of a refresh, the next process
+ * redeems the same rotating refresh token, and the authorization server revokes the grant. It also
+ * records no pid or time, so a waiter cannot say who holds it. (`flock` via fs-ext needs a native
+ * build per Node ABI and records no holder either.)
+ *
+ * Here: one file per record, created with O_CREAT|O_EXCL|O_NOFOLLOW (atomic on local file
+ * systems; NFS is not supported), mode 0600 in a 0700 directory, holding only pid, host, creation
+ * time, a random nonce, and on Linux the boot id and the holder's start time — never a secret. A
+ * lock is never broken by age. Only a holder that is provably gone is reclaimed (same host name,
+ * and: another boot, its pid gone, or that pid now a process that started at another time — a
+ * reused pid, or a container's pid that means another process here), under a `.reclaim` guard so
+ * that two reclaimers cannot both win.
+ */
 
 /**
- * Where secrets are kept. The default is the OS keyring; tests pass `memoryStore()`. `signal` is
- * passed on where the store can use it (the keyring cancels a call still queued for its thread);
- * callers bound the wait themselves (`keyring()` in authstate.ts).
+ * Who holds a lock: the whole content of a lock file. `bootId` (/proc/sys/kernel/random/boot_id) and
+ * `startTime` (field 22 of /proc/<pid>/stat, clock ticks since boot) are recorded where Linux's
+ * /proc provides them; locks without them are judged by host and pid alone.
  */
-export interface SecretStore {
-	/** The value, or `undefined` when there is none. */
-	get(account: string, signal?: AbortSignal): Promise<string | undefined>;
-	set(account: string, value: string, signal?: AbortSignal): Promise<void>;
-	/** True when something was deleted. */
-	delete(account: string, signal?: AbortSignal): Promise<boolean>;
-}
+export type LockOwner = Readonly<{
+	pid: number;
+	host: string;
+	createdAt: string;
+	nonce: string;
+	bootId?: string;
+	startTime?: number;
+}>;
 
-/** The OS keyring cannot be used; nothing was stored anywhere else. */
-export class KeyringUnavailable extends Error {
-	override readonly name = "KeyringUnavailable";
-	constructor(cause?: unknown) {
-		super(
-			"the OS keyring (Secret Service) is unavailable, so pi-mcp cannot read or store OAuth credentials " +
-				"(it never stores them in plain files). Start a desktop session with a Secret Service provider " +
-				"(GNOME Keyring, KWallet or KeePassXC) and unlock it; over SSH or in a container make sure " +
-				"DBUS_SESSION_BUS_ADDRESS points at a session bus where one runs. Alternatively use a bearer " +
-				'token ("bearerTokenEnv") for this server.',
-			{ cause },
-		);
+/** The lock stayed held until the deadline; `holder` is absent when the file was unreadable. */
+export class LockBusy extends Error {
+	override readonly name = "LockBusy";
+	readonly path: string;
+	readonly holder?: LockOwner;
+	/** False when the holder provably no longer exists (its lock could not be reclaimed). */
+	readonly alive?: boolean;
+	constructor(path: string, holder: LockOwner | undefined, alive: boolean | undefined) {
+		const who = holder
+			? `pid ${holder.pid} on ${holder.host} since ${holder.createdAt}${alive === false ? " (that process no longer exists)" : ""}`
+			: "an unknown holder";
+		super(`lock ${path} is held by ${who}`);
+		this.path = path;
+		this.holder = holder;
+		this.alive = alive;
 	}
 }
 
-type KeyringModule = typeof import("@napi-rs/keyring");
+export type Lock = Readonly<{
+	path: string;
+	owner: LockOwner;
+	/** This acquirer took the lock over from a dead holder. */
+	reclaimed: boolean;
+	/** Removes the lock file if it is still this lock's (idempotent). */
+	release(): Promise<void>;
+}>;
 
-/** The keyring module once loaded (or loading); cleared after a failure so that the next call tries again. */
-const loaded: { keyring?: Promise<KeyringModule> } = {};
+export type LockOptions = Readonly<{
+	/** How long to wait for a live holder; defaults to 30 s. */
+	timeoutMs?: number;
+	/** Stops waiting (rejects with its reason) when it aborts. */
+	signal?: AbortSignal;
+}>;
 
-/**
- * Loaded on first use only: registering the extension must not load native code. Node's ESM loader
- * caches the module, but Pi loads extensions through jiti with `moduleCache: false`, where every
- * `import()` resolves and wraps the module again (about 2 ms each, measured; the native code itself
- * loads once): hence this memo, kept here because this module imports nothing of `src/`.
- */
-function loadKeyring(): Promise<KeyringModule> {
-	loaded.keyring ??= import("@napi-rs/keyring").catch((error: unknown) => {
-		loaded.keyring = undefined;
+const EXCLUSIVE = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
+
+/** Nonces of the locks this process holds, shared by every copy of this module in the process. */
+const heldHere = (() => {
+	const slot = globalThis as unknown as Record<symbol, Set<string> | undefined>;
+	const key = Symbol.for("pi-mcp.locks");
+	slot[key] ??= new Set<string>();
+	return slot[key];
+})();
+
+const errorCode = (error: unknown) => (error as { code?: unknown }).code;
+
+/** Creates `dir` (and parents) and makes sure it is a private directory of this user (0700). */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+	await mkdir(dir, { recursive: true, mode: 0o700 });
+	const info = await lstat(dir);
+	if (!info.isDirectory()) throw new Error(`${dir} is not a directory`);
+	if (typeof process.getuid === "function" && info.uid !== process.getuid()) throw new Error(`${dir} belongs to another user`);
+	if ((info.mode & 0o077) !== 0) await chmod(dir, 0o700);
+}
+
+/** Creates `path` exclusively with `owner` as its content; false when it already exists. */
+async function createExclusive(path: string, owner: LockOwner): Promise<boolean> {
+	const handle = await open(path, EXCLUSIVE, 0o600).catch((error: unknown) => {
+		if (errorCode(error) === "EEXIST") return undefined;
 		throw error;
 	});
-	return loaded.keyring;
+	if (!handle) return false;
+	try {
+		await handle.writeFile(JSON.stringify(owner));
+		await handle.sync();
+	} catch (error) {
+		await unlink(path).catch(() => undefined);
+		throw error;
+	} finally {
+		await handle.close();
+	}
+	return true;
 }
 
-/** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
-const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };
+/** The owner recorded in `path`; `undefined` when it is missing, half-written or not a lock. */
+export async function readLockOwner(path: string): Promise<LockOwner | undefined> {
+	const text = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+		.then(async (handle) => {
+			try {
+				return await handle.readFile("utf8");
+			} finally {
+				await handle.close();
+			}
+		})
+		.catch(() => undefined);
+	const value = ((): unknown => {
+		try {
+			return text === undefined ? undefined : JSON.parse(text);
+		} catch {
+			return undefined;
+		}
+	})();
+	if (!isObject(value)) return undefined;
+	const { pid, host, createdAt, nonce, bootId, startTime } = value;
+	if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
+	if (typeof host !== "string" || typeof createdAt !== "string" || typeof nonce !== "string") return undefined;
+	return {
+		pid: pid as number,
+		host,
+		createdAt,
+		nonce,
+		...(typeof bootId === "string" ? { bootId } : {}),
+		...(Number.isSafeInteger(startTime) ? { startTime: startTime as number } : {}),
+	};
+}
 
-async function guarded<T>(action: (keyring: KeyringModule) => Promise<T>): Promise<T> {
+/** This boot's id (Linux); `undefined` where there is none. */
+const currentBootId = once(
+	(): Promise<string | undefined> =>
+		readFile("/proc/sys/kernel/random/boot_id", "utf8").then(
+			(text) => text.trim() || undefined,
+			() => undefined,
+		),
+);
+
+/** What this process records about itself: pid, host and, on Linux, boot id and start time. */
+async function selfIdentity(): Promise<Pick<LockOwner, "bootId" | "startTime">> {
+	const [bootId, stat] = [await currentBootId(), processStat(process.pid)];
+	return {
+		...(bootId !== undefined ? { bootId } : {}),
+		...(stat?.startTime !== undefined ? { startTime: stat.startTime } : {}),
+	};
+}
+
+/**
+ * False only when the holder provably no longer exists. It ran on this host (same host name) and:
+ * it recorded another boot; or its pid is gone; or that pid is now a process that started at
+ * another time (a reused pid, or a container with the same host name whose pid means another
+ * process here); or the pid is this process's own but no lock of this process has that nonce.
+ * `undefined` for another host name (cannot tell). Never judged by age.
+ */
+export async function lockOwnerAlive(owner: LockOwner): Promise<boolean | undefined> {
+	if (owner.host !== hostname()) return undefined;
+	const bootId = await currentBootId();
+	if (owner.bootId !== undefined && bootId !== undefined && owner.bootId !== bootId) return false;
+	if (owner.pid === process.pid) return heldHere.has(owner.nonce);
 	try {
-		return await action(await loadKeyring());
+		process.kill(owner.pid, 0);
 	} catch (error) {
-		throw new KeyringUnavailable(error);
+		if (errorCode(error) !== "EPERM") return false;
+	}
+	const stat = processStat(owner.pid);
+	// No /proc (another OS, or hidden by hidepid): the pid answered, so it counts as alive.
+	if (stat === undefined) return true;
+	if (owner.startTime !== undefined && stat.startTime !== undefined && owner.startTime !== stat.startTime) return false;
+	return !exited(stat);
+}
+
+/**
+ * Replaces the dead `holder`'s file at `path` with `owner`'s, atomically: only while holding the
+ * `<path>.reclaim` guard, and only if `path` still holds the dead holder's nonce (nobody else can
+ * change that: the dead do not release, and other reclaimers need the guard). A guard left by a
+ * reclaimer that died is reclaimed the same way, a few levels deep at most.
+ */
+async function takeOver(path: string, holder: LockOwner, owner: LockOwner, depth = 0): Promise<boolean> {
+	const guard = `${path}.reclaim`;
+	if (!(await createExclusive(guard, owner))) {
+		const other = await readLockOwner(guard);
+		if (depth >= 2 || !other || (await lockOwnerAlive(other)) !== false) return false;
+		if (!(await takeOver(guard, other, owner, depth + 1))) return false;
+	}
+	try {
+		const current = await readLockOwner(path);
+		if (!current || current.nonce !== holder.nonce || (await lockOwnerAlive(current)) !== false) return false;
+		const staged = `${path}.${owner.nonce}.tmp`;
+		if (!(await createExclusive(staged, owner))) return false;
+		await rename(staged, path).catch(async (error: unknown) => {
+			await unlink(staged).catch(() => undefined);
+			throw error;
+		});
+		return true;
+	} finally {
+		await unlink(guard).catch(() => undefined);
 	}
 }
 
-/** The OS keyring (Secret Service on Linux, Keychain on macOS, Credential Manager on Windows). */
-export function keyringStore(service: string = KEYRING_SERVICE): SecretStore {
-	const entry = (keyring: KeyringModule, account: string) => new keyring.AsyncEntry(service, account, ENTRY_OPTIONS);
-	return {
-		get: (account, signal) => guarded(async (keyring) => (await entry(keyring, account).getPassword(signal)) ?? undefined),
-		set: (account, value, signal) => guarded((keyring) => entry(keyring, account).setPassword(value, signal)),
-		delete: (account, signal) => guarded((keyring) => entry(keyring, account).deleteCredential(signal)),
+/**
+ * Takes the lock at `path`, waiting with backoff (10 ms doubling to 250 ms, with jitter) while a
+ * live holder has it; throws `LockBusy` naming the holder at the deadline.
+ */
+export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
+	const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+	const nonce = randomUUID();
+	const self = await selfIdentity();
+	heldHere.add(nonce);
+	const release = async () => {
+		if ((await readLockOwner(path))?.nonce === nonce) await unlink(path).catch(() => undefined);
+		heldHere.delete(nonce);
 	};
-}
-
-/** An in-process store for unit tests; never used by the product. */
-export function memoryStore(initial: Readonly<Record<string, string>> = {}): SecretStore & { entries(): Map<string, string> } {
-	const values = new Map(Object.entries(initial));
-	return {
-		get: async (account) => values.get(account),
-		set: async (account, value) => {
-			values.set(account, value);
-		},
-		delete: async (account) => values.delete(account),
-		entries: () => new Map(values),
+	const attempt = async (delay: number): Promise<Lock> => {
+		options.signal?.throwIfAborted();
+		// Stamped per attempt: `createdAt` says since when the lock is held, not since when it was wanted.
+		const owner: LockOwner = { pid: process.pid, host: hostname(), createdAt: new Date().toISOString(), nonce, ...self };
+		if (await createExclusive(path, owner)) return { path, owner, reclaimed: false, release };
+		const holder = await readLockOwner(path);
+		const alive = holder ? await lockOwnerAlive(holder) : undefined;
+		if (holder && alive === false && (await takeOver(path, holder, owner))) return { path, owner, reclaimed: true, release };
+		const left = deadline - Date.now();
+		if (left <= 0) throw new LockBusy(path, holder, alive);
+		await sleep(Math.min(left, delay * (0.5 + Math.random())));
+		return attempt(Math.min(delay * 2, 250));
 	};
+	try {
+		return await attempt(10);
+	} catch (error) {
+		heldHere.delete(nonce);
+		throw error;
+	}
 }

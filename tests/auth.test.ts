@@ -10,13 +10,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type AuthProvider, Client, InsufficientScopeError, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { KeyringUnavailable, memoryStore, type SecretStore } from "../src/auth/keyring.ts";
+import { parseRecord, recordAccount } from "../src/auth/record.ts";
 import { createAuth } from "../src/auth.ts";
-import { parseRecord, recordAccount } from "../src/authstate.ts";
 import type { Auth } from "../src/contracts.ts";
 import { AuthorizationRequired, AuthRequired, SetupFailed } from "../src/errors.ts";
-import { createLoginService, type LoginService } from "../src/login.ts";
+import { createLoginService } from "../src/login/receiver.ts";
+import type { LoginService } from "../src/login.ts";
 import type { ServerConfig } from "../src/schema.ts";
-import { KeyringUnavailable, memoryStore, type SecretStore } from "../src/store.ts";
 // @ts-expect-error -- plain ESM fixture without types
 import { browse } from "./fixtures/oauth/as.mjs";
 import { httpServer } from "./fixtures/oauth/config.ts";

@@ -320,7 +320,7 @@ describe("hostile names (issue #13, item 3)", () => {
 });
 
 test("shellWords: Pi's /mcp hints become pi-mcp's, the paste hint goes, other text stays", async () => {
-	const { shellWords } = await import("../src/cli.ts");
+	const { shellWords } = await import("../src/cli/main.ts");
 	assert.equal(
 		shellWords('MCP server "fx" failed to start: boom.\nFix the cause, then run /mcp reconnect fx.'),
 		'MCP server "fx" failed to start: boom.\nFix the cause, then run pi-mcp doctor.',

@@ -12,14 +12,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
-import { type Early, listEarly, runAction } from "../src/actions.ts";
 import { loadConfig } from "../src/config.ts";
-import { outputChecks } from "../src/connect.ts";
 import type { Runtime, Session } from "../src/contracts.ts";
-import { prepareSearch } from "../src/listing.ts";
 import { createOverflowStore } from "../src/output.ts";
+import { outputChecks } from "../src/runtime/open.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { indexOf } from "../src/search.ts";
+import { indexOf } from "../src/search/rank.ts";
+import { type Early, listEarly, runAction } from "../src/tool/actions.ts";
 import {
 	type ArgumentCheck,
 	compileArgumentCheck,
@@ -31,7 +30,8 @@ import {
 	streamedSearch,
 	streamedServer,
 	streamedTool,
-} from "../src/tool.ts";
+} from "../src/tool/definition.ts";
+import { prepareSearch } from "../src/tool/listing.ts";
 import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
 import { CRASH, count, HANG, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, startHttpFixture } from "./helpers/servers.ts";
 

@@ -1,29 +1,68 @@
 /**
- * The shape of src/ (#12): imports flow downward in at most five floors (the longest import chain,
- * type-only and lazy `import()` included), with no cycle, and no file longer than 400 lines.
+ * The shape of src/ (#16): files import downward in at most five floors (the longest import chain,
+ * type-only and lazy `import()` included) with no cycle; each room (a seed module with the folder of
+ * the same name beside it, or a folder of its own) sits on a declared floor and imports only rooms on
+ * its own floor or below; no file passes 400 lines, no function ~100 (`installMcp` 60).
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { test } from "node:test";
+import ts from "typescript";
 
 const SRC = new URL("../src/", import.meta.url).pathname;
 const MAX_FLOORS = 5;
 const MAX_LINES = 400;
+const MAX_FUNCTION_LINES = 100;
+const MAX_INSTALL_LINES = 60;
 
-/** Every `./x.ts` a file names: `import … from`, `export … from`, `import("…")` and `typeof import("…")`. */
+/**
+ * The rooms of src/ by floor (0 is the ground): a room may import only rooms on its floor or below.
+ * `auth` is `auth.ts` with `auth/`, and so on; the shared helpers are rooms of one file each.
+ */
+const FLOORS: Readonly<Record<string, number>> = {
+	async: 0,
+	errors: 0,
+	output: 0,
+	proc: 0,
+	schema: 0,
+	search: 0,
+	config: 1,
+	login: 1,
+	render: 1,
+	sdk: 1,
+	store: 1,
+	contracts: 2,
+	auth: 3,
+	runtime: 3,
+	tool: 3,
+	cli: 4,
+	index: 4,
+	manager: 4,
+};
+
+/** Every relative `.ts` a file names: `import … from`, `export … from`, `import("…")` and `typeof import("…")`. */
 function importsOf(text: string, self: string, files: ReadonlySet<string>): readonly string[] {
-	const named = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)"\.\/([\w.-]+\.ts)"/gm)].map(
-		(match) => match[1] ?? "",
+	const named = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)"(\.{1,2}\/[\w./-]+\.ts)"/gm)].map((match) =>
+		posix.normalize(posix.join(posix.dirname(self), match[1] ?? "")),
 	);
 	return [...new Set(named)].filter((file) => file !== self && files.has(file));
 }
 
+const sources = (): readonly string[] =>
+	readdirSync(SRC, { recursive: true })
+		.map(String)
+		.filter((file) => file.endsWith(".ts"))
+		.sort();
+
 function graph(): ReadonlyMap<string, readonly string[]> {
-	const files = readdirSync(SRC).filter((file) => file.endsWith(".ts"));
+	const files = sources();
 	const known = new Set(files);
 	return new Map(files.map((file) => [file, importsOf(readFileSync(join(SRC, file), "utf8"), file, known)]));
 }
+
+/** The room a file of src/ belongs to: its first path segment without the ending. */
+const roomOf = (file: string) => (file.split("/")[0] ?? "").replace(/(\.lazy)?\.ts$/, "");
 
 /** The longest chain from each file down (in files), or the cycle met on the way. */
 function floors(
@@ -54,12 +93,12 @@ function floors(
 	return { floor, chain, cycle: found.cycle };
 }
 
-test("src/ imports flow downward in at most five floors, with no cycle", () => {
+test("src/ files import downward in at most five floors, with no cycle", () => {
 	const edges = graph();
 	assert.ok(edges.size > 20, `read the modules of src/ (${edges.size})`);
 	assert.ok(
-		[...edges.values()].some((imports) => imports.length > 0),
-		"the import reader finds imports",
+		[...edges.keys()].some((file) => file.includes("/")) && [...edges.values()].some((imports) => imports.length > 0),
+		"the import reader finds files in folders, and imports",
 	);
 	const { floor, chain, cycle } = floors(edges);
 	assert.equal(cycle, undefined, `an import cycle: ${cycle?.join(" → ")}`);
@@ -67,16 +106,42 @@ test("src/ imports flow downward in at most five floors, with no cycle", () => {
 	assert.ok(tallest[1] <= MAX_FLOORS, `${tallest[1]} floors: ${chain.get(tallest[0])?.join(" → ")}`);
 });
 
-test("the floor count sees type-only, lazy and re-exported imports (the reader can fail)", () => {
-	const files = new Set(["a.ts", "b.ts", "c.ts", "d.ts"]);
+test("each room imports only rooms on its own floor or below, and the rooms form no cycle", () => {
+	const edges = graph();
+	const rooms = new Set([...edges.keys()].map(roomOf));
+	assert.deepEqual(
+		[...rooms].filter((room) => FLOORS[room] === undefined),
+		[],
+		"every room of src/ has a floor in FLOORS",
+	);
+	const upward: string[] = [];
+	const roomEdges = new Map<string, Set<string>>();
+	for (const [file, imports] of edges) {
+		for (const target of imports) {
+			const [from, to] = [roomOf(file), roomOf(target)];
+			if (from === to) continue;
+			if ((FLOORS[to] ?? 0) > (FLOORS[from] ?? 0)) upward.push(`${file} → ${target}`);
+			roomEdges.set(from, new Set([...(roomEdges.get(from) ?? []), to]));
+		}
+	}
+	assert.deepEqual(upward, [], "imports that go up a floor");
+	const { cycle } = floors(new Map([...roomEdges].map(([room, to]) => [room, [...to]])));
+	assert.equal(cycle, undefined, `rooms in a cycle: ${cycle?.join(" → ")}`);
+	assert.ok(Math.max(...Object.values(FLOORS)) < MAX_FLOORS, "at most five floors of rooms");
+});
+
+test("the floor count sees type-only, lazy and re-exported imports, in folders (the reader can fail)", () => {
+	const files = new Set(["a.ts", "b/x.ts", "c.ts", "d/y.ts"]);
 	const text = [
-		'import type { A } from "./a.ts";',
-		'export { B } from "./b.ts";',
-		'const c = () => import("./c.ts");',
-		'type D = typeof import("./d.ts");',
+		'import type { A } from "../a.ts";',
+		'export { B } from "./x.ts";',
+		'const c = () => import("../c.ts");',
+		'type D = typeof import("../d/y.ts");',
 		'import { x } from "node:fs";',
 	].join("\n");
-	assert.deepEqual([...importsOf(text, "self.ts", files)].sort(), ["a.ts", "b.ts", "c.ts", "d.ts"]);
+	assert.deepEqual([...importsOf(text, "b/self.ts", files)].sort(), ["a.ts", "b/x.ts", "c.ts", "d/y.ts"]);
+	assert.equal(roomOf("auth/record.ts"), "auth");
+	assert.equal(roomOf("sdk.lazy.ts"), "sdk");
 	const cyclic = floors(
 		new Map([
 			["a.ts", ["b.ts"]],
@@ -95,9 +160,42 @@ test("the floor count sees type-only, lazy and re-exported imports (the reader c
 });
 
 test(`no file of src/ is longer than ${MAX_LINES} lines`, () => {
-	const long = readdirSync(SRC)
-		.filter((file) => file.endsWith(".ts"))
+	const long = sources()
 		.map((file) => ({ file, lines: readFileSync(join(SRC, file), "utf8").split("\n").length - 1 }))
 		.filter((entry) => entry.lines > MAX_LINES);
 	assert.deepEqual(long, []);
+});
+
+/** Every function of a source text with its name and length in lines. */
+function functionsOf(file: string, text: string): readonly Readonly<{ name: string; lines: number }>[] {
+	const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+	const found: { name: string; lines: number }[] = [];
+	const visit = (node: ts.Node) => {
+		if (ts.isFunctionLike(node) && "body" in node && node.body) {
+			const first = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+			const last = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+			const parent = node.parent;
+			const name =
+				node.name?.getText(source) ??
+				(parent && (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)) ? parent.name.getText(source) : "");
+			found.push({ name: `${file}:${first + 1} ${name || "(anonymous)"}`, lines: last - first + 1 });
+		}
+		ts.forEachChild(node, visit);
+	};
+	visit(source);
+	return found;
+}
+
+test(`no function of src/ is longer than ${MAX_FUNCTION_LINES} lines, installMcp ${MAX_INSTALL_LINES}`, () => {
+	const all = sources().flatMap((file) => functionsOf(file, readFileSync(join(SRC, file), "utf8")));
+	assert.ok(all.length > 100, "the reader finds the functions");
+	assert.deepEqual(
+		all.filter((fn) => fn.lines > MAX_FUNCTION_LINES).map((fn) => `${fn.name}: ${fn.lines} lines`),
+		[],
+	);
+	const install = all.find((fn) => fn.name.startsWith("index.ts:") && fn.name.endsWith(" installMcp"));
+	assert.ok(install, "installMcp is found in src/index.ts");
+	assert.ok(install.lines <= MAX_INSTALL_LINES, `installMcp is ${install.lines} lines`);
+	const long = functionsOf("x.ts", `function f() {\n${"\tf();\n".repeat(120)}}`);
+	assert.equal(long[0]?.lines, 122, "the counter can fail");
 });

@@ -12,7 +12,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile 
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { acquireLock, ensurePrivateDir, LockBusy, type LockOwner, lockOwnerAlive, readLockOwner } from "../src/refresh.ts";
+import { acquireLock, ensurePrivateDir, LockBusy, type LockOwner, lockOwnerAlive, readLockOwner } from "../src/store.ts";
 import { startWorker, stopWorkers, type Worker } from "./fixtures/workers.ts";
 
 const WORKER = "tests/fixtures/lock-worker.ts";

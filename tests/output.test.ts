@@ -19,7 +19,6 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
 import { assemble, embedded } from "../scripts/kernel.mjs";
-import { TailBuffer } from "../src/bounded.ts";
 import {
 	isAppResource,
 	type Presented,
@@ -28,7 +27,8 @@ import {
 	refusalText,
 	resourceResultParts,
 	toolResultParts,
-} from "../src/content.ts";
+} from "../src/output/content.ts";
+import { formatBytes, MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/output/text.ts";
 import {
 	createOverflowStore,
 	cutHead,
@@ -38,7 +38,7 @@ import {
 	MAX_IMAGE_BASE64,
 	type OverflowStore,
 } from "../src/output.ts";
-import { formatBytes, MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/text.ts";
+import { TailBuffer } from "../src/runtime/stderr-tail.ts";
 
 const run = promisify(execFile);
 const KiB = 1024;

@@ -12,8 +12,8 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { loadConfig } from "../src/config.ts";
 import { SetupFailed } from "../src/errors.ts";
+import { sanitize } from "../src/output/text.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { sanitize } from "../src/text.ts";
 
 const LITERAL_ENV = "lit-env-secret-9f8e7d6c";
 const LITERAL_HEADER = "lit-header-secret-1a2b3c4d";

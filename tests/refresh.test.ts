@@ -12,13 +12,13 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { keyringStore } from "../src/auth/keyring.ts";
+import { type CredentialRecord, readRecord, recordAccount, writeRecord } from "../src/auth/record.ts";
 import { createAuth } from "../src/auth.ts";
-import { type CredentialRecord, readRecord, recordAccount, writeRecord } from "../src/authstate.ts";
 import type { Auth } from "../src/contracts.ts";
 import { AuthorizationRequired, SetupFailed } from "../src/errors.ts";
-import { createLoginService } from "../src/login.ts";
+import { createLoginService } from "../src/login/receiver.ts";
 import type { ServerConfig } from "../src/schema.ts";
-import { keyringStore } from "../src/store.ts";
 // @ts-expect-error -- plain ESM fixture without types
 import { browse } from "./fixtures/oauth/as.mjs";
 import { httpServer } from "./fixtures/oauth/config.ts";

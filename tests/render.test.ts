@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { present, toolResultParts } from "../src/content.ts";
+import { present, toolResultParts } from "../src/output/content.ts";
+import { escapeName, formatBytes } from "../src/output/text.ts";
 import { createOverflowStore, INLINE_MAX_BYTES } from "../src/output.ts";
 import { callLine, type McpArgs, type McpDetails, renderCall, renderResult, resultSummary } from "../src/render.ts";
-import { escapeName, formatBytes } from "../src/text.ts";
 
 /** A theme that adds nothing, so whatever reaches the output came from the inputs or pi-tui itself. */
 const theme = { fg: (_colour: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;

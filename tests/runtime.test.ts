@@ -13,7 +13,7 @@ import { pathToFileURL } from "node:url";
 import { loadConfig } from "../src/config.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../src/errors.ts";
-import { duration } from "../src/failures.ts";
+import { duration } from "../src/runtime/failures.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { sdkNotices } from "../src/sdk.ts";
 import {

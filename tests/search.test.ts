@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { buildIndex, editDistance, indexOf, type SearchTool, search, stem, words } from "../src/search.ts";
-import { SYNONYM_GROUPS } from "../src/synonyms.ts";
+import { buildIndex, editDistance, indexOf, type SearchTool, search, stem, words } from "../src/search/rank.ts";
+import { SYNONYM_GROUPS } from "../src/search/synonyms.ts";
 
 type CatalogTool = SearchTool & Readonly<{ origin: string }>;
 const CATALOG = JSON.parse(
@@ -108,7 +108,7 @@ test("the index is built once per list object and rebuilt when the list changes"
 });
 
 test("result lines cut a description at a word boundary near 120 characters, with …", async () => {
-	const [{ shortText }, { toolEntry }] = await Promise.all([import("../src/text.ts"), import("../src/content.ts")]);
+	const [{ shortText }, { toolEntry }] = await Promise.all([import("../src/output/text.ts"), import("../src/output/content.ts")]);
 	const long = `${"word ".repeat(40)}end`;
 	const cut = shortText(long);
 	assert.ok(cut.length <= 120, `${cut.length}`);

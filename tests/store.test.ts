@@ -12,16 +12,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { type CredentialRecord, parseRecord, readRecord, recordAccount, serializeRecord, writeRecord } from "../src/authstate.ts";
-import { KEYRING_SERVICE, keyringStore } from "../src/store.ts";
+import { KEYRING_SERVICE, keyringStore } from "../src/auth/keyring.ts";
+import {
+	type CredentialRecord,
+	parseRecord,
+	readRecord,
+	recordAccount,
+	serializeRecord,
+	writeRecord,
+} from "../src/auth/record.ts";
 import { httpServer } from "./fixtures/oauth/config.ts";
 
 const run = promisify(execFile);
 const root = new URL("..", import.meta.url).pathname;
-const storeModule = new URL("../src/store.ts", import.meta.url).href;
+const storeModule = new URL("../src/auth/keyring.ts", import.meta.url).href;
 const authModule = new URL("../src/auth.ts", import.meta.url).href;
-const recordModule = new URL("../src/authstate.ts", import.meta.url).href;
-const loginModule = new URL("../src/login.ts", import.meta.url).href;
+const recordModule = new URL("../src/auth/record.ts", import.meta.url).href;
+const loginModule = new URL("../src/login/receiver.ts", import.meta.url).href;
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {

@@ -9,7 +9,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { present, toolResultParts } from "../../src/content.ts";
+import { present, toolResultParts } from "../../src/output/content.ts";
 import { createOverflowStore } from "../../src/output.ts";
 
 const [mode, bytesArg, dir] = process.argv.slice(2);

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import MiniSearch from "minisearch";
-import { buildIndex, indexOf, type SearchTool, search, words } from "../../src/search.ts";
+import { buildIndex, indexOf, type SearchTool, search, words } from "../../src/search/rank.ts";
 import { type Kind, QUERIES, type Query, split } from "../data/discovery-queries.ts";
 import type { BenchConfig, FigureResult } from "../lib/config.ts";
 import { ROOT } from "../lib/pi.ts";

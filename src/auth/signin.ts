@@ -1,33 +1,21 @@
 /**
  * The authorization-code sign-in: the SDK's `auth()` does discovery, PKCE, registration, issuer
  * checks and the code exchange (with the host provider that auth.ts passes in, hostprovider.ts's);
- * this module holds one link per server (with the reason and scope it is for), the 401 challenge
- * probe, and the callback leg (loopback or pasted URL) that exchanges the code, stores the record
- * and notifies. Nothing here opens a browser.
+ * this module runs it, keeps one pending link per server (its words and notices are `login.ts`'s),
+ * probes a 401's challenge, and runs the callback leg (loopback or pasted URL) that exchanges the
+ * code, stores the record and notifies. Nothing here opens a browser.
  */
 import { randomBytes } from "node:crypto";
 import type { OAuthClientProvider } from "@modelcontextprotocol/client";
-import {
-	type AuthContext,
-	deadline,
-	type Flow,
-	fetchWith,
-	minutes,
-	missingVariable,
-	type Reason,
-	type Work,
-} from "./authstate.ts";
-import { AuthorizationRequired, AuthRequired, errorText, SetupFailed } from "./errors.ts";
-import { FLOW_TTL_MS } from "./login.ts";
-import type { HttpServerConfig } from "./schema.ts";
-import type { Sdk } from "./sdk.lazy.ts";
-import { KeyringUnavailable } from "./store.ts";
+import { AuthorizationRequired, AuthRequired, errorText, SetupFailed } from "../errors.ts";
+import { FLOW_TTL_MS, type Flow, linkText, notices, type Reason } from "../login.ts";
+import type { HttpServerConfig } from "../schema.ts";
+import type { Sdk } from "../sdk.lazy.ts";
+import { KeyringUnavailable } from "./keyring.ts";
+import { type AuthContext, deadline, fetchWith, missingVariable, type Work } from "./record.ts";
 
 /** What a 401's `WWW-Authenticate` names. */
 export type Challenge = Readonly<{ scope?: string; resourceMetadataUrl?: URL }>;
-
-/** Stands for the link while the message around it is sanitised. */
-const LINK = "\u0000link\u0000";
 
 export type RunOptions = Readonly<{
 	reason: Reason;
@@ -38,31 +26,9 @@ export type RunOptions = Readonly<{
 	resourceMetadataUrl?: URL;
 }>;
 
-function linkMessage(config: HttpServerConfig, url: string, reason: Reason, scope?: string): string {
-	const name = config.name;
-	const paste = `If the browser runs on another machine, the address it ends on can be pasted with: /mcp login ${name} <that address>`;
-	if (reason === "login") {
-		return `Open this link in your browser to sign in to MCP server "${name}":\n${url}\nThe link is valid for ${minutes(FLOW_TTL_MS)}. ${paste}`;
-	}
-	const lead =
-		reason === "step-up"
-			? `MCP server "${name}" needs more permissions for this call${scope ? ` (scope: ${scope})` : ""}.`
-			: reason === "expired"
-				? `The sign-in to MCP server "${name}" has expired or was revoked.`
-				: `MCP server "${name}" needs sign-in.`;
-	return (
-		`${lead} Ask the user to open this link in their browser and approve access:\n${url}\n` +
-		"Do not open the link yourself, and do not poll or retry in the meantime: wait until a message says the sign-in " +
-		`completed, then continue. The link is valid for ${minutes(FLOW_TTL_MS)}. ${paste}`
-	);
-}
-
+/** The error that carries a link to the model or the user. */
 export function required(clean: AuthContext["clean"], config: HttpServerConfig, flow: Flow): AuthorizationRequired {
-	// The link is built by the SDK from public values only (no token, secret or verifier); it is
-	// kept out of the sanitiser so that a redacted configuration value cannot break it.
-	const [lead = "", tail = ""] = linkMessage(config, LINK, flow.reason, flow.scope).split(LINK);
-	const message = `${clean(config, lead)}${flow.url}${clean(config, tail)}`;
-	return new AuthorizationRequired(config.name, message, flow.url);
+	return new AuthorizationRequired(config.name, linkText(clean, config, flow), flow.url);
 }
 
 /** What went wrong in an `auth()` run, in a few words (not yet sanitised). */
@@ -216,9 +182,7 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 			const code = /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "error";
 			const description = params.get("error_description");
 			const detail = description ? `: ${description.slice(0, 200)}` : "";
-			fail(
-				`Sign-in to MCP server "${name}" was refused by the authorization server (${code}${detail}). Run /mcp login ${name} to try again.`,
-			);
+			fail(notices.refused(name, `${code}${detail}`));
 		}
 		const code = params.get("code") ?? "";
 		remember(code);
@@ -237,9 +201,9 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 			if (result !== "AUTHORIZED") throw new Error("the authorization server issued no tokens");
 		} catch (failure) {
 			const reason = describe(failure, sdk);
-			fail(`Sign-in to MCP server "${name}" failed: ${reason.replace(/\.$/, "")}. Run /mcp login ${name} for a new link.`);
+			fail(notices.failed(name, reason));
 		}
-		ctx.notify(name, clean(config, `Signed in to MCP server "${name}". Calls to it can continue now.`), true);
+		ctx.notify(name, clean(config, notices.signedIn(name)), true);
 	}
 
 	return { runAuth };

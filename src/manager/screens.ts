@@ -14,8 +14,8 @@ import {
 	wrapTextWithAnsi,
 } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { CommandSession } from "./contracts.ts";
-import { escapeName, oneLine, sanitize, stripProse } from "./text.ts";
+import type { CommandSession } from "../contracts.ts";
+import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
 
 const TEXT_ROWS = 18;
 

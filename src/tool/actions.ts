@@ -4,17 +4,17 @@
  * through the output rules (`content.ts`); errors the model should read are thrown. Loaded on first use.
  */
 import type { Client, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
-import { awaitWith } from "./async.ts";
-import { fileProblems, unknownServer } from "./config.ts";
-import { isAppResource, present, promptResultParts, resourceResultParts, toolResultParts } from "./content.ts";
-import type { Capability, Progress, RequestOptions, Runtime, Session } from "./contracts.ts";
-import { CallFailed } from "./errors.ts";
+import { awaitWith } from "../async.ts";
+import { fileProblems, unknownServer } from "../config.ts";
+import type { Capability, Progress, RequestOptions, Runtime, Session } from "../contracts.ts";
+import { CallFailed } from "../errors.ts";
+import { isAppResource, present, promptResultParts, resourceResultParts, toolResultParts } from "../output/content.ts";
+import { escapeName, oneLine, stripProse } from "../output/text.ts";
+import type { McpDetails } from "../render.ts";
+import { isObject } from "../schema.ts";
+import { ACTIONS, type Params } from "./definition.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
-import type { McpDetails } from "./render.ts";
-import { isObject } from "./schema.ts";
 import { modelStatus } from "./status.ts";
-import { escapeName, oneLine, stripProse } from "./text.ts";
-import { ACTIONS, type Params } from "./tool.ts";
 
 /** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
 function nameLine(name: string | undefined, max: number): string {

@@ -1,12 +1,13 @@
 /**
  * Processes of stdio servers: `setsid` puts each in its own process group so that teardown reaches
  * wrappers' children (npx); what escapes the group (the SDK's probe sibling and its children) is
- * found by an owner mark in its environment. Also the one zombie check (a zombie still answers
- * signal 0 on Linux), shared with the refresh lock's liveness test.
+ * found by an owner mark in its environment. A process's liveness is read in `proc.ts` (shared with
+ * the credential lock).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
-import { once, sleep } from "./async.ts";
+import { once, sleep } from "../async.ts";
+import { exited, processStat } from "../proc.ts";
 
 /** Environment variable that marks every process of one stdio connection (probe sibling included). */
 export const OWNER_ENV = "PI_MCP_OWNER";
@@ -15,27 +16,6 @@ export const OWNER_ENV = "PI_MCP_OWNER";
 export const setsid = once((): string | null =>
 	process.platform === "linux" ? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null) : null,
 );
-
-/** A process's state letter and start time (clock ticks since boot) from /proc/<pid>/stat; `undefined` without one. */
-export function processStat(pid: number): Readonly<{ state: string; startTime?: number }> | undefined {
-	const stat = (() => {
-		try {
-			return readFileSync(`/proc/${pid}/stat`, "utf8");
-		} catch {
-			return undefined;
-		}
-	})();
-	if (stat === undefined) return undefined;
-	// The command name (field 2) may hold spaces and parentheses: fields count from the last ")".
-	const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-	const startTime = Number(fields[19]);
-	return { state: fields[0] ?? "", startTime: Number.isSafeInteger(startTime) ? startTime : undefined };
-}
-
-/** Exited but not yet reaped (a zombie still answers signal 0 on Linux), or dead. */
-export function exited(stat: Readonly<{ state: string }> | undefined): boolean {
-	return stat?.state === "Z" || stat?.state === "X";
-}
 
 function signal(target: number, name: NodeJS.Signals | 0): boolean {
 	try {

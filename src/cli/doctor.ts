@@ -4,9 +4,9 @@
  * (bounded by its own timeout), with era, protocol, tool count and credential state.
  */
 
-import type { Runtime, ServerStatus } from "./contracts.ts";
-import type { ConfigSnapshot } from "./schema.ts";
-import { sanitize } from "./text.ts";
+import type { Runtime, ServerStatus } from "../contracts.ts";
+import { sanitize } from "../output/text.ts";
+import type { ConfigSnapshot } from "../schema.ts";
 
 /** The part of the CLI's context the doctor reads (declared here, so it never imports the entry module). */
 type DoctorContext = Readonly<{
@@ -30,7 +30,7 @@ function nodeCheck(): Check {
 /** Reads one account that never exists: proves the Secret Service answers without touching records. */
 async function keyringCheck(needed: boolean): Promise<Check> {
 	try {
-		const { keyringStore } = await import("./store.ts");
+		const { keyringStore } = await import("../auth/keyring.ts");
 		await keyringStore().get("pi-mcp-doctor-probe");
 		return { name: "keyring", ok: true, detail: "reachable" };
 	} catch (error) {

@@ -4,9 +4,9 @@
  * last error, stderr tail, files, ignored keys), and the credential state of each server with
  * `auth`, read locally.
  */
-import type { ServerStatus, Session } from "./contracts.ts";
-import type { ConfigSnapshot, ServerConfig } from "./schema.ts";
-import { escapeName, oneLine } from "./text.ts";
+import type { ServerStatus, Session } from "../contracts.ts";
+import { escapeName, oneLine } from "../output/text.ts";
+import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
 
 export function statusLine(status: ServerStatus): string {
 	const facts = [

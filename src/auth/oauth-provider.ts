@@ -10,9 +10,9 @@ import type {
 	StoredOAuthClientInformation,
 	StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import { type AuthContext, expiresAtOf, type RecordPatch, type Work } from "./authstate.ts";
-import { SetupFailed } from "./errors.ts";
-import type { HttpServerConfig } from "./schema.ts";
+import { SetupFailed } from "../errors.ts";
+import type { HttpServerConfig } from "../schema.ts";
+import { type AuthContext, expiresAtOf, type RecordPatch, type Work } from "./record.ts";
 
 /**
  * The authorization server refused the code exchange: thrown from `invalidateCredentials` so that the

@@ -15,13 +15,13 @@ import type {
 	StoredOAuthClientInformation,
 	StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
-import { awaitWith } from "./async.ts";
-import { AuthRequired } from "./errors.ts";
-import type { LoginService } from "./login.ts";
-import { type HttpServerConfig, isObject, type ServerConfig } from "./schema.ts";
-import type { Sdk } from "./sdk.lazy.ts";
-import { KeyringUnavailable, type SecretStore } from "./store.ts";
-import { sanitize } from "./text.ts";
+import { awaitWith } from "../async.ts";
+import { AuthRequired } from "../errors.ts";
+import type { Flow, LoginService } from "../login.ts";
+import { sanitize } from "../output/text.ts";
+import { type HttpServerConfig, isObject, type ServerConfig } from "../schema.ts";
+import type { Sdk } from "../sdk.lazy.ts";
+import { KeyringUnavailable, type SecretStore } from "./keyring.ts";
 
 // -------------------------------------------------------------------------------------------
 // The record's keyring form
@@ -160,11 +160,6 @@ export function isStale(expiresAt: number | undefined, now: number, issuedAt?: n
 // -------------------------------------------------------------------------------------------
 // The session's shared copy
 
-export type Reason = "sign-in" | "expired" | "step-up" | "login";
-
-/** A pending authorization link. */
-export type Flow = Readonly<{ state: string; url: string; expiresAt: number; reason: Reason; scope?: string }>;
-
 /** A client-credentials provider and the secret it was made with. */
 export type Machine = Readonly<{ secret: string; provider: AuthProvider }>;
 
@@ -293,13 +288,6 @@ export function deadline(config: ServerConfig, signal?: AbortSignal): AbortSigna
  */
 export function fetchWith(signal: AbortSignal): (url: string | URL, init?: RequestInit) => Promise<Response> {
 	return (url, init) => fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
-}
-
-export function minutes(ms: number): string {
-	if (ms < 60_000) return "less than a minute";
-	const total = Math.round(ms / 60_000);
-	if (total < 120) return `${total} min`;
-	return `${Math.round(total / 60)} h`;
 }
 
 export function missingVariable(config: ServerConfig, field: string, variable: string | undefined): AuthRequired {

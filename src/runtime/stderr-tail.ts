@@ -2,7 +2,7 @@
  * The bounded tail of a child's stderr (`TailBuffer`): what a failed server said last, kept within
  * a few KiB and shown stripped of escapes. The head cut of results is `cutHead` in output.ts.
  */
-import { stripTerminal } from "./text.ts";
+import { stripTerminal } from "../output/text.ts";
 
 /** A bounded tail of a byte stream (a child's stderr), decoded lazily and stripped of escapes. */
 export class TailBuffer {

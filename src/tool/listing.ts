@@ -8,11 +8,11 @@
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import { type PiBlock, presentListing, toolEntry } from "./content.ts";
-import type { Session } from "./contracts.ts";
-import type { McpDetails } from "./render.ts";
-import { escapeName, shortText } from "./text.ts";
-import { MAX_LIMIT, type Params } from "./tool.ts";
+import type { Session } from "../contracts.ts";
+import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
+import { escapeName, shortText } from "../output/text.ts";
+import type { McpDetails } from "../render.ts";
+import { MAX_LIMIT, type Params } from "./definition.ts";
 
 export type Result = AgentToolResult<McpDetails>;
 
@@ -77,7 +77,7 @@ export async function toolsAction(
 		const lines = shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
 		return listingResult(session, params, `${escapeName(server)}: ${count(tools.length, "tool")}`, lines, more);
 	}
-	const { indexOf, search } = await import("./search.ts");
+	const { indexOf, search } = await import("../search/rank.ts");
 	const hits = search(indexOf([{ server, tools }]), query, tools.length);
 	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
 	const lines = shown.map((hit) => toolEntry(escapeName(hit.tool.name), hit.tool.description));
@@ -94,7 +94,7 @@ export async function toolsAction(
  * built (one per listing, see `indexOf`).
  */
 export async function prepareSearch(session: Session, server: string): Promise<void> {
-	const [tools, { indexOf }] = await Promise.all([session.runtime.listed(server), import("./search.ts")]);
+	const [tools, { indexOf }] = await Promise.all([session.runtime.listed(server), import("../search/rank.ts")]);
 	if (tools) indexOf([{ server, tools }]);
 }
 
@@ -123,7 +123,7 @@ async function searchAll(session: Session, params: Params, query: string, signal
 	const sources = searched.flatMap((entry) => ("tools" in entry ? [entry] : []));
 	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));
 	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
-	const { indexOf, search } = await import("./search.ts");
+	const { indexOf, search } = await import("../search/rank.ts");
 	const hits = search(indexOf(sources), query, total);
 	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
 	const lines = [
@@ -172,7 +172,7 @@ export async function matchingTools(
 ): Promise<readonly Tool[]> {
 	const tools = await session.runtime.tools(server, signal);
 	if (!query?.trim()) return tools;
-	const { indexOf, search } = await import("./search.ts");
+	const { indexOf, search } = await import("../search/rank.ts");
 	return search(indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
 }
 

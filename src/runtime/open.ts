@@ -7,11 +7,11 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AuthProvider, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
-import type { TailBuffer } from "./bounded.ts";
-import type { ClientInfo, Live, OutputChecks } from "./contracts.ts";
+import type { ClientInfo, Live, OutputChecks } from "../contracts.ts";
+import type { ServerConfig } from "../schema.ts";
+import { loadSdk } from "../sdk.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
-import type { ServerConfig } from "./schema.ts";
-import { loadSdk } from "./sdk.ts";
+import type { TailBuffer } from "./stderr-tail.ts";
 
 export type OpenOptions = Readonly<{
 	clientInfo: ClientInfo;

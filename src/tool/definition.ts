@@ -6,8 +6,8 @@
  * runtime behind them) loads on first use.
  */
 import { type Static, Type } from "typebox";
-import { once } from "./async.ts";
-import { isObject } from "./schema.ts";
+import { once } from "../async.ts";
+import { isObject } from "../schema.ts";
 
 export const ACTIONS = [
 	"status",

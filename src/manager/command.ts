@@ -4,14 +4,14 @@
  * manager for a bare `/mcp` in the TUI); output goes through `report`.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { unknownServer } from "./config.ts";
-import type { CommandSession } from "./contracts.ts";
-import { errorText } from "./errors.ts";
-import { userToolList } from "./listing.ts";
-import type { ServerConfig } from "./schema.ts";
-import { credentialStates, statusLine, userStatus } from "./status.ts";
-import { escapeName } from "./text.ts";
-import { SUBCOMMANDS } from "./tool.ts";
+import { unknownServer } from "../config.ts";
+import type { CommandSession } from "../contracts.ts";
+import { errorText } from "../errors.ts";
+import { escapeName } from "../output/text.ts";
+import type { ServerConfig } from "../schema.ts";
+import { SUBCOMMANDS } from "../tool/definition.ts";
+import { userToolList } from "../tool/listing.ts";
+import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
 
 const USAGE =
 	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server>";

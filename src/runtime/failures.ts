@@ -4,9 +4,9 @@
  * errors are recognised by the SDK's own idiom (`instanceof SdkError` and its codes), with the
  * loaded SDK passed in by the caller (this file never loads it).
  */
-import { AuthRequired, CallFailed, errorText, SetupFailed } from "./errors.ts";
-import type { ServerConfig } from "./schema.ts";
-import type { Sdk } from "./sdk.lazy.ts";
+import { AuthRequired, CallFailed, errorText, SetupFailed } from "../errors.ts";
+import type { ServerConfig } from "../schema.ts";
+import type { Sdk } from "../sdk.lazy.ts";
 
 /** Why a setup ended, for `setupError`. */
 export type SetupEnd = Readonly<{ ended: boolean; aborted: boolean; timedOut: boolean }>;

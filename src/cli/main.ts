@@ -9,19 +9,19 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
-import { runAction } from "./actions.ts";
-import { loadConfig, unknownServer } from "./config.ts";
-import { refusalText } from "./content.ts";
-import type { Auth, Credentials, Runtime, Session } from "./contracts.ts";
-import { AuthRequired } from "./errors.ts";
-import { matchingTools, type Result, toolListing } from "./listing.ts";
-import type { LoginService } from "./login.ts";
-import { createOverflowStore } from "./output.ts";
-import { createRuntime } from "./runtime.ts";
-import type { ConfigSnapshot, ServerConfig } from "./schema.ts";
-import { credentialStates, userStatus } from "./status.ts";
-import { escapeName, sanitize } from "./text.ts";
-import type { Params } from "./tool.ts";
+import { loadConfig, unknownServer } from "../config.ts";
+import type { Auth, Credentials, Runtime, Session } from "../contracts.ts";
+import { AuthRequired } from "../errors.ts";
+import type { LoginService } from "../login.ts";
+import { refusalText } from "../output/content.ts";
+import { escapeName, sanitize } from "../output/text.ts";
+import { createOverflowStore } from "../output.ts";
+import { createRuntime } from "../runtime.ts";
+import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
+import { runAction } from "../tool/actions.ts";
+import type { Params } from "../tool/definition.ts";
+import { matchingTools, type Result, toolListing } from "../tool/listing.ts";
+import { credentialStates, userStatus } from "../tool/status.ts";
 
 /** Exit codes: scripts branch on these. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, signIn: 3, interrupted: 130 } as const;
@@ -125,7 +125,7 @@ async function openCli(io: CliIo, flags: Flags, signal: AbortSignal): Promise<Cl
 	// The auth modules and the keyring binding load only for servers that need credentials.
 	const made: { promise?: Promise<Readonly<{ auth: Auth; login: LoginService }>>; auth?: Auth } = {};
 	const auth = async (): Promise<Auth> => {
-		made.promise ??= Promise.all([import("./auth.ts"), import("./login.ts"), import("./store.ts")]).then(
+		made.promise ??= Promise.all([import("../auth.ts"), import("../login/receiver.ts"), import("../auth/keyring.ts")]).then(
 			([{ createAuth }, { createLoginService }, { keyringStore }]) => {
 				const login = createLoginService();
 				const created = createAuth({
@@ -285,7 +285,7 @@ async function login(cli: Cli, args: readonly string[]): Promise<number> {
 	const link = await slow(cli, `preparing the sign-in link for ${config.name}`, auth.login(config));
 	cli.io.out(`${link.message}\n`);
 	cli.io.err("Waiting for the browser. If it runs on another machine, paste the address it ended on and press Enter.\n");
-	const { FLOW_TTL_MS } = await import("./login.ts");
+	const { FLOW_TTL_MS } = await import("../login.ts");
 	const lines = createInterface({ input: cli.io.stdin, terminal: false });
 	lines.on("line", (line) => {
 		const pasted = line.trim();

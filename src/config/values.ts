@@ -3,7 +3,7 @@
  * and the value rules applied when an entry is resolved (`${VAR}`, `!` commands, NUL bytes, URLs).
  * Pure: no file system, no environment except the one passed in.
  */
-import type { OAuthSettings } from "./schema.ts";
+import type { OAuthSettings } from "../schema.ts";
 
 /** A value rule broken while resolving an entry; the message names the field. */
 export class ResolveError extends Error {}

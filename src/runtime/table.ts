@@ -5,16 +5,16 @@
  * the table with its `open` and `close` (bound to `connect.ts`) and holds the `Runtime` face.
  */
 import type { AuthProvider, Tool } from "@modelcontextprotocol/client";
-import { awaitWith } from "./async.ts";
-import { TailBuffer } from "./bounded.ts";
-import type { Live, RuntimeOptions, ServerStatus } from "./contracts.ts";
-import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "./errors.ts";
+import { awaitWith } from "../async.ts";
+import type { Live, RuntimeOptions, ServerStatus } from "../contracts.ts";
+import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "../errors.ts";
+import { escapeName, sanitize } from "../output/text.ts";
+import type { ServerConfig, ServerEntry } from "../schema.ts";
+import type { Sdk } from "../sdk.lazy.ts";
+import { loadSdk } from "../sdk.ts";
 import { requestError, setupError } from "./failures.ts";
-import type { ServerConfig, ServerEntry } from "./schema.ts";
-import type { Sdk } from "./sdk.lazy.ts";
-import { loadSdk } from "./sdk.ts";
-import { escapeName, sanitize } from "./text.ts";
-import { nextIndex, type ToolIndex } from "./toolindex.ts";
+import { TailBuffer } from "./stderr-tail.ts";
+import { nextIndex, type ToolIndex } from "./visible-tools.ts";
 
 export type Connection =
 	| Readonly<{ state: "idle" }>

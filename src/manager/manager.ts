@@ -6,12 +6,12 @@
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type SelectItem, truncateToWidth } from "@earendil-works/pi-tui";
-import type { CommandSession, ServerStatus } from "./contracts.ts";
-import { matchingTools } from "./listing.ts";
-import type { ServerConfig } from "./schema.ts";
+import type { CommandSession, ServerStatus } from "../contracts.ts";
+import { escapeName, oneLine, sanitize } from "../output/text.ts";
+import type { ServerConfig } from "../schema.ts";
+import { matchingTools } from "../tool/listing.ts";
+import { credentialStates } from "../tool/status.ts";
 import { list, type Screen, textScreen, toolsScreen, type Ui } from "./screens.ts";
-import { credentialStates } from "./status.ts";
-import { escapeName, oneLine, sanitize } from "./text.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
 const TICK_MS = 250;

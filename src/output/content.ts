@@ -19,7 +19,7 @@ import {
 	pieceTotals,
 	type Refused,
 	type Saved,
-} from "./output.ts";
+} from "../output.ts";
 import { formatBytes, oneLine, shortText, stripTerminal } from "./text.ts";
 
 export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type: "image"; data: string; mimeType: string }>;

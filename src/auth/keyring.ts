@@ -1,0 +1,91 @@
+/**
+ * The secret store: OAuth credentials live in the OS keyring and nowhere else. On Linux the entry
+ * is pinned to the Secret Service; `@napi-rs/keyring`'s default store silently falls back to the
+ * kernel keyring (and leaks the secret there even when it throws), so the default is never used.
+ * Every failure becomes `KeyringUnavailable`; there is no plaintext fallback. What is stored (the
+ * credential record, its account and format) is authstate.ts's concern; this module keeps strings.
+ */
+
+/** The keyring service (namespace) every pi-mcp record is filed under. */
+export const KEYRING_SERVICE = "app.prjct.pi-mcp";
+
+/**
+ * Where secrets are kept. The default is the OS keyring; tests pass `memoryStore()`. `signal` is
+ * passed on where the store can use it (the keyring cancels a call still queued for its thread);
+ * callers bound the wait themselves (`keyring()` in authstate.ts).
+ */
+export interface SecretStore {
+	/** The value, or `undefined` when there is none. */
+	get(account: string, signal?: AbortSignal): Promise<string | undefined>;
+	set(account: string, value: string, signal?: AbortSignal): Promise<void>;
+	/** True when something was deleted. */
+	delete(account: string, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** The OS keyring cannot be used; nothing was stored anywhere else. */
+export class KeyringUnavailable extends Error {
+	override readonly name = "KeyringUnavailable";
+	constructor(cause?: unknown) {
+		super(
+			"the OS keyring (Secret Service) is unavailable, so pi-mcp cannot read or store OAuth credentials " +
+				"(it never stores them in plain files). Start a desktop session with a Secret Service provider " +
+				"(GNOME Keyring, KWallet or KeePassXC) and unlock it; over SSH or in a container make sure " +
+				"DBUS_SESSION_BUS_ADDRESS points at a session bus where one runs. Alternatively use a bearer " +
+				'token ("bearerTokenEnv") for this server.',
+			{ cause },
+		);
+	}
+}
+
+type KeyringModule = typeof import("@napi-rs/keyring");
+
+/** The keyring module once loaded (or loading); cleared after a failure so that the next call tries again. */
+const loaded: { keyring?: Promise<KeyringModule> } = {};
+
+/**
+ * Loaded on first use only: registering the extension must not load native code. Node's ESM loader
+ * caches the module, but Pi loads extensions through jiti with `moduleCache: false`, where every
+ * `import()` resolves and wraps the module again (about 2 ms each, measured; the native code itself
+ * loads once): hence this memo, kept here because this module imports nothing of `src/`.
+ */
+function loadKeyring(): Promise<KeyringModule> {
+	loaded.keyring ??= import("@napi-rs/keyring").catch((error: unknown) => {
+		loaded.keyring = undefined;
+		throw error;
+	});
+	return loaded.keyring;
+}
+
+/** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
+const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };
+
+async function guarded<T>(action: (keyring: KeyringModule) => Promise<T>): Promise<T> {
+	try {
+		return await action(await loadKeyring());
+	} catch (error) {
+		throw new KeyringUnavailable(error);
+	}
+}
+
+/** The OS keyring (Secret Service on Linux, Keychain on macOS, Credential Manager on Windows). */
+export function keyringStore(service: string = KEYRING_SERVICE): SecretStore {
+	const entry = (keyring: KeyringModule, account: string) => new keyring.AsyncEntry(service, account, ENTRY_OPTIONS);
+	return {
+		get: (account, signal) => guarded(async (keyring) => (await entry(keyring, account).getPassword(signal)) ?? undefined),
+		set: (account, value, signal) => guarded((keyring) => entry(keyring, account).setPassword(value, signal)),
+		delete: (account, signal) => guarded((keyring) => entry(keyring, account).deleteCredential(signal)),
+	};
+}
+
+/** An in-process store for unit tests; never used by the product. */
+export function memoryStore(initial: Readonly<Record<string, string>> = {}): SecretStore & { entries(): Map<string, string> } {
+	const values = new Map(Object.entries(initial));
+	return {
+		get: async (account) => values.get(account),
+		set: async (account, value) => {
+			values.set(account, value);
+		},
+		delete: async (account) => values.delete(account),
+		entries: () => new Map(values),
+	};
+}
