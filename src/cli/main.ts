@@ -76,7 +76,7 @@ export function agentDirOf(env: Readonly<Record<string, string | undefined>>): s
 }
 
 function version(): string {
-	const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: string };
+	const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
 	return pkg.version ?? "0.0.0";
 }
 
