@@ -6,14 +6,12 @@
 import { existsSync, readFileSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { type Duplicate, linesText, MAX_DEPTH, scanJson, type TooDeep } from "./config/scan.ts";
 import {
 	checkUrl,
-	type Duplicate,
-	duplicateKeys,
 	expander,
 	fieldPath,
 	jsonErrorMessage,
-	linesText,
 	ResolveError,
 	refuseNul,
 	refuseNulNames,
@@ -87,8 +85,11 @@ function notAFile(info: Stats): string {
 	return "is not a regular file";
 }
 
-/** Why a server of a file is not used, from the keys the file gives twice (a repeated name wins). */
-function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, string> {
+/**
+ * Why a server of a file is not used, from the keys the file gives twice and the values it nests
+ * too deep: a repeated name wins over depth, depth over a repeated field.
+ */
+function scanErrors(duplicates: readonly Duplicate[], tooDeep: readonly TooDeep[]): ReadonlyMap<string, string> {
 	const inFile = duplicates.filter(({ path }) => path[0] === "mcpServers");
 	const names = inFile
 		.filter(({ path }) => path.length === 1)
@@ -102,8 +103,13 @@ function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, 
 			path[1] ?? "",
 			`field "${fieldPath([...path.slice(2), key])}" is given ${lines.length} times (${linesText(lines)}); the entry is not used`,
 		]);
-	// Later pairs overwrite earlier ones in a Map: the first field of an entry, then any repeated name.
-	return new Map([...fields.reverse(), ...names]);
+	const deep = tooDeep.flatMap(({ entry, field }): [string, string][] => {
+		if (entry === undefined) return [];
+		const what = field === undefined ? "the entry" : `field "${field.length > 64 ? `${field.slice(0, 63)}…` : field}"`;
+		return [[entry, `${what} nests deeper than ${MAX_DEPTH} levels; the entry is not used`]];
+	});
+	// Later pairs overwrite earlier ones in a Map: the first field of an entry, then depth, then any repeated name.
+	return new Map([...fields.reverse(), ...deep.reverse(), ...names]);
 }
 
 /**
@@ -126,21 +132,22 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	const read = attempt(() => readFileSync(path, "utf8"));
 	if (read instanceof Error) return failed(`cannot read (${read.code ?? read.message})`);
 	// Windows editors may start a file with a BOM; Pi's own reader removes it too.
-	const text = read.startsWith("\uFEFF") ? read.slice(1) : read;
-	const parsed = parseJson(text);
-	if (!parsed) return failed(await jsonErrorMessage(text));
+	// One linear pass first: it blanks out values nested too deep, which JSON.parse is slow on.
+	const scan = scanJson(read.startsWith("\uFEFF") ? read.slice(1) : read);
+	const parsed = parseJson(scan.text);
+	if (!parsed) return failed(await jsonErrorMessage(scan.text));
 	const root = parsed.value;
 	if (!isObject(root)) return failed("the top level must be an object");
 	const servers = root.mcpServers;
 	if (servers === undefined) return { report: { scope, path, state: "loaded" }, candidates: [] };
 	if (!isObject(servers)) return failed(`"mcpServers" must be an object`);
-	const duplicates = duplicateKeys(text);
+	const duplicates = scan.duplicates;
 	const twice = duplicates.find((duplicate) => duplicate.path.length === 0 && duplicate.key === "mcpServers");
 	if (twice) return failed(`"mcpServers" is given ${twice.lines.length} times (${linesText(twice.lines)}); the file is not used`);
 	const count = Object.keys(servers).length;
 	if (count > MAX_SERVERS) return failed(`${count} servers are defined; a file may define at most ${MAX_SERVERS}`);
 	const source: ServerSource = { kind: scope, path };
-	const repeated = duplicateErrors(duplicates);
+	const repeated = scanErrors(duplicates, scan.tooDeep);
 	const candidates = Object.entries(servers).map(([name, raw]): Candidate => {
 		if (!SERVER_NAME.test(name)) {
 			return { kind: "invalid", name, source, error: "server names may use letters, digits, - and _ only (at most 64)" };
