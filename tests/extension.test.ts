@@ -193,6 +193,32 @@ describe("a configuration file that cannot be read, in a real Pi", () => {
 	});
 });
 
+describe("a configuration entry nested 200,000 levels deep, in a real Pi (issue 32, item 3)", () => {
+	test("Pi starts, status names the entry and field, and the other server answers", async () => {
+		const { sandbox, log } = await loggedSandbox();
+		const userPath = join(sandbox.agentDir, "mcp.json");
+		// 391 KiB; as text, since JSON.stringify recurses per level.
+		const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+		await writeFile(userPath, `{"mcpServers": {"deep": {"command": "x", "args": ${deep}}, "fx": ${JSON.stringify(fixture(log))}}}`);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "status and a call",
+			script: [
+				{ tool: "mcp", args: { action: "status" } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "still here" } } },
+				{ text: "done" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [status, fx] = toolResults(run.events);
+		const why = `server "deep" (${userPath}): field "args" nests deeper than 64 levels; the entry is not used`;
+		assert.ok(status?.text.includes(`deep: invalid\n  error: ${why}`), status?.text);
+		assert.equal(fx?.text, "[modern] still here");
+	});
+});
+
 describe("output in a real Pi", () => {
 	test("a 5 MiB result reaches the model as ≤ 50 KiB plus an overflow path, gone after exit; progress streams as updates", async () => {
 		const { sandbox, log } = await loggedSandbox();
