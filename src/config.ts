@@ -7,6 +7,7 @@ import { existsSync, readFileSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type Duplicate, linesText, MAX_DEPTH, scanJson, type TooDeep } from "./config/scan.ts";
+import { argumentSecrets, urlSecrets } from "./config/secrets.ts";
 import {
 	checkUrl,
 	expander,
@@ -205,8 +206,15 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 		headers,
 		requestTimeoutMs: raw.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
 		// Literal env and headers values are secrets too (a token pasted into the file); 8+ characters
-		// keeps short values such as "1" or "true" from redacting ordinary text.
-		secretValues: [...vars.secrets(), ...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8)],
+		// keeps short values such as "1" or "true" from redacting ordinary text. So are what a server
+		// may echo from its URL and argv (`?token=`, `--password x`, user:password@), `secrets.ts`.
+		secretValues: [
+			...vars.secrets(),
+			...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8),
+			...argumentSecrets(args),
+			...Object.values(env).flatMap(urlSecrets),
+			...(url === undefined ? [] : urlSecrets(url)),
+		],
 	};
 	if (raw.transport === "stdio" && command !== undefined) return { ...raw, ...resolved, command };
 	if (raw.transport === "http" && url !== undefined) return { ...raw, ...resolved, url, oauth: resolveOAuth(raw.oauth) };

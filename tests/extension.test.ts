@@ -199,7 +199,10 @@ describe("a configuration entry nested 200,000 levels deep, in a real Pi (issue 
 		const userPath = join(sandbox.agentDir, "mcp.json");
 		// 391 KiB; as text, since JSON.stringify recurses per level.
 		const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
-		await writeFile(userPath, `{"mcpServers": {"deep": {"command": "x", "args": ${deep}}, "fx": ${JSON.stringify(fixture(log))}}}`);
+		await writeFile(
+			userPath,
+			`{"mcpServers": {"deep": {"command": "x", "args": ${deep}}, "fx": ${JSON.stringify(fixture(log))}}}`,
+		);
 		const run = await runPiJson({
 			sandbox,
 			extensions: [EXTENSION],

@@ -67,6 +67,53 @@ describe("configured values", () => {
 	});
 });
 
+describe("secrets in URLs and arguments (issue 32, item 7)", () => {
+	test("query values, userinfo and credential-named argument values are secrets; --author and short plain values are not", async () => {
+		const snapshot = await load({
+			local: {
+				command: process.execPath,
+				args: [
+					"--password",
+					"hunter2hunter2",
+					"--token=ARGVSECRET999",
+					"--author",
+					"jane-doe-the-author",
+					"API_KEY=kv-secret-77",
+					"--clientSecret",
+					"camel-secret-42",
+					"--auth-header",
+					"hdr-secret-88",
+					"--verbose",
+					"--mode=production-like",
+					"--dsn",
+					"postgres://app:DSN-PASSWORD-5@db.example/app?sslmode=require",
+					"https://TOKEN-AS-USER-1@git.example/repo.git",
+				],
+			},
+			remote: { url: "http://127.0.0.1:9/mcp?token=QS1&workspace=acme-production&x=1" },
+		});
+		const local = snapshot.servers.find((entry) => entry.name === "local")?.config?.secretValues ?? [];
+		const remote = snapshot.servers.find((entry) => entry.name === "remote")?.config?.secretValues ?? [];
+		for (const secret of [
+			"hunter2hunter2",
+			"ARGVSECRET999",
+			"kv-secret-77",
+			"camel-secret-42",
+			"hdr-secret-88",
+			"DSN-PASSWORD-5",
+			"TOKEN-AS-USER-1",
+		]) {
+			assert.ok(local.includes(secret), `${secret} in ${local.join(" ")}`);
+		}
+		for (const plain of ["jane-doe-the-author", "--verbose", "production-like", "require", "app"]) {
+			assert.equal(local.includes(plain), false, `${plain} is not a secret`);
+		}
+		assert.ok(remote.includes("QS1"), "a query value under a secret name, however short");
+		assert.ok(remote.includes("acme-production"), "a query value of 8+ characters");
+		assert.equal(remote.includes("1"), false);
+	});
+});
+
 describe("pattern fallback", () => {
 	const cases: readonly (readonly [string, string, string])[] = [
 		["Basic credentials", "auth failed for Basic dXNlcjpodW50ZXIy", "dXNlcjpodW50ZXIy"],

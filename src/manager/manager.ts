@@ -121,7 +121,9 @@ function serverScreen(ui: Ui, name: string): Screen {
 				(after) =>
 					show(
 						ui,
-						after.state === "ready" ? `Reconnected: ${facts(after)}` : `Reconnect failed (${after.state}); see Last error`,
+						after.state === "ready"
+							? `Reconnected: ${facts(after)}`
+							: `${after.error?.split("\n")[0]?.replace(/\.$/, "") ?? `Not connected (${after.state})`}; see Last error`,
 					),
 				(error: Error) => show(ui, sanitize(error.message)),
 			);

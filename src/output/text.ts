@@ -1,9 +1,9 @@
 /**
  * Text from elsewhere made safe to show here, the one copy of each rule: terminal escapes stripped
- * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`, `shortText`), and the
+ * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`, `shortText`), the
  * sanitiser for errors and remote notices (`sanitize`: bidi escaped, known secrets and secret-looking
- * fragments redacted, length bounded); and byte counts for people (`formatBytes`). Imports nothing of pi-mcp:
- * every other room may use it.
+ * fragments redacted, length bounded), which stderr lines say what went wrong (`isTelling`), and byte
+ * counts for people (`formatBytes`). Imports nothing of pi-mcp: every other room may use it.
  */
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -276,6 +276,28 @@ export function sanitize(text: string, secrets: readonly string[] = []): string 
 	const bound = Math.min(MAX_MESSAGE_CHARS, cleaned.length);
 	const end = /[\uD800-\uDBFF]/.test(cleaned.charAt(bound - 1)) ? bound - 1 : bound;
 	return `${cleaned.slice(0, end)}… [cut]`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines that tell: in a server's stderr, the ones that say what went wrong
+
+/** A line that says what went wrong: `Error: boom`, `fatal: …`, `… not found`. */
+const TELLING =
+	/\b(?:error|exception|fatal|panic|failed|failure|cannot|can't|unable|denied|refused|not found|no such|invalid|missing|traceback)\b/i;
+/** A stack frame (JavaScript, Python), telling or not. */
+const FRAME = /^\s+(?:at |File "|in )/;
+
+/** The length a telling line is cut to. */
+const TELLING_CHARS = 300;
+
+/** Whether a line says what went wrong (and is not a stack frame). */
+export function isTelling(line: string): boolean {
+	return TELLING.test(line) && !FRAME.test(line);
+}
+
+/** A line cut to `TELLING_CHARS`. */
+export function cutLine(line: string): string {
+	return line.length > TELLING_CHARS ? `${line.slice(0, TELLING_CHARS - 1)}…` : line;
 }
 
 /** A byte count for people: `512 B`, `1.5 KiB`, `2.0 MiB`. */
