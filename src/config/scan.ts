@@ -62,6 +62,7 @@ function bracketCount(run: string, from = 0): number {
 }
 
 function keyOf(token: string): string {
+	if (!token.includes("\\") && token.length > 1 && token.endsWith('"')) return token.slice(1, -1);
 	try {
 		return JSON.parse(token) as string;
 	} catch {

@@ -34,9 +34,12 @@ export function nameParts(name: string): readonly string[] {
 		.map((part) => part.toLowerCase());
 }
 
+/** Cheap first test: a name without any of these never has a secret part. */
+const MAYBE_SECRET = /token|secret|passw|key|auth|credential/i;
+
 /** Whether a flag, variable or parameter name says its value is a credential. */
 export function isSecretName(name: string): boolean {
-	return nameParts(name).some((part) => SECRET_PARTS.has(part));
+	return MAYBE_SECRET.test(name) && nameParts(name).some((part) => SECRET_PARTS.has(part));
 }
 
 /**
@@ -45,6 +48,8 @@ export function isSecretName(name: string): boolean {
  * characters.
  */
 export function urlSecrets(text: string): readonly string[] {
+	// Only a URL with userinfo or a query holds any; most arguments are neither.
+	if (!/^[A-Za-z][\w+.-]*:\/\/[^\s]*[@?]/.test(text)) return [];
 	const url = URL.canParse(text) ? new URL(text) : undefined;
 	if (!url) return [];
 	const user = [url.password, url.password === "" ? url.username : ""].map(decode);
@@ -62,27 +67,26 @@ function decode(text: string): string {
 	}
 }
 
-/** `--name value`, `--name=value`, `-n value`'s name without dashes; undefined for a plain value. */
-function flagName(arg: string): string | undefined {
-	return /^--?[A-Za-z]/.test(arg) ? arg.replace(/^--?/, "").split("=")[0] : undefined;
-}
-
 /**
  * Secrets in a command's arguments: the value after a flag whose name is a credential's
  * (`--password hunter2`, `--token=x`), a `KEY=value` whose key is one (`API_KEY=x`), and what
- * `urlSecrets` finds in any argument or value that is a URL.
+ * `urlSecrets` finds in any argument or value that is a URL. One cheap test per argument in the
+ * usual case: an entry may hold thousands of arguments.
  */
 export function argumentSecrets(args: readonly string[]): readonly string[] {
-	return args.flatMap((arg, index) => {
-		const flag = flagName(arg);
-		const assigned = /^-*([A-Za-z_][\w.-]*)=([\s\S]*)$/.exec(arg);
-		const named: string[] = [];
-		if (assigned?.[1] !== undefined && assigned[2] && isSecretName(assigned[1])) named.push(assigned[2]);
-		else if (flag !== undefined && !arg.includes("=") && isSecretName(flag)) {
+	const found: string[] = [];
+	args.forEach((arg, index) => {
+		// `--name=value` or `NAME=value` only when what precedes `=` is a name (not a URL's query).
+		const equals = arg.indexOf("=");
+		const assigned = equals !== -1 && /^-{0,2}[A-Za-z_][\w.-]*$/.test(arg.slice(0, equals));
+		const name = (assigned ? arg.slice(0, equals) : arg).replace(/^--?/, "");
+		const value = assigned ? arg.slice(equals + 1) : arg;
+		if (MAYBE_SECRET.test(name) && isSecretName(name)) {
 			const next = args[index + 1];
-			if (next !== undefined && next !== "") named.push(next);
+			if (assigned && value !== "") found.push(value);
+			else if (!assigned && arg.startsWith("-") && next !== undefined && next !== "") found.push(next);
 		}
-		const value = assigned?.[2] ?? arg;
-		return [...named, ...urlSecrets(value)];
+		if (value.includes("://")) found.push(...urlSecrets(value));
 	});
+	return found;
 }
