@@ -366,17 +366,9 @@ export function createEarlyStart(host: EarlyHost) {
 	return {
 		/** `message_update`: an `mcp` call begins, grows or is complete. */
 		update(event: MessageUpdateEvent): void {
-			const update = event.assistantMessageEvent;
-			if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return;
-			const block = update.type === "toolcall_end" ? update.toolCall : update.partial.content[update.contentIndex];
-			if (block?.type !== "toolCall" || block.name !== "mcp") return;
-			if (update.type === "toolcall_start") return begin(block.id);
-			advance(
-				block.id,
-				block.arguments,
-				update.type === "toolcall_end",
-				update.type === "toolcall_delta" ? update.delta : undefined,
-			);
+			const call = streamedCall(event);
+			if (call?.begins) begin(call.id);
+			else if (call) advance(call.id, call.args, call.complete, call.delta);
 		},
 		/**
 		 * The call runs: it takes what its early start did. The servers it uses are in use now, so no other call's
