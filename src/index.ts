@@ -137,6 +137,34 @@ async function readConfig(
 	});
 }
 
+/**
+ * Reads the configuration again and applies it to the session's runtime (`mcp_servers_change`, and the
+ * manager after an edit); chained on `loading` so that `/mcp` and the tool see the new servers once it
+ * is applied. The new configuration, or undefined without a session.
+ */
+function applyConfig(
+	host: Host,
+	ctx: ExtensionContext,
+	extensionServers: readonly ExtensionServer[],
+): Promise<ConfigSnapshot | undefined> {
+	const { holder } = host;
+	const previous = holder.loading;
+	const loading = (async () => {
+		await previous?.catch(() => undefined);
+		const owned = holder.session?.owned;
+		if (!owned) return undefined;
+		const config = await readConfig(host, ctx, extensionServers);
+		// Without a runtime yet, the new configuration is what it will be created from.
+		const runtime = holder.session?.owned === owned ? holder.session.runtime : undefined;
+		await runtime?.update(config.servers);
+		const current = holder.session;
+		if (current?.owned === owned) holder.session = { ...current, config };
+		return config;
+	})();
+	holder.loading = loading.then(() => undefined);
+	return loading;
+}
+
 async function endSession(host: Host): Promise<void> {
 	const open = host.holder.session;
 	host.holder.session = undefined;
@@ -289,7 +317,15 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			if (args.trim() === "" && ctx.mode === "tui" && opened) {
 				// The interactive manager; its module loads only now (start-up stays lean).
 				const { openManager } = await import("./manager/manager.ts");
-				return openManager(ctx, opened.session);
+				// After the manager enables or disables a server, the files are applied as a change is.
+				const reload = () => applyConfig(host, ctx, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : []);
+				const place = {
+					agentDir: options.agentDir ?? getAgentDir(),
+					cwd: ctx.cwd,
+					env: envOf(host),
+					configDirName: CONFIG_DIR_NAME,
+				};
+				return openManager(ctx, opened.session, { place, reload });
 			}
 			const { runCommand } = await import("./manager/command.ts");
 			await runCommand(args, ctx, opened?.session);
@@ -312,21 +348,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	});
 
 	pi.on("mcp_servers_change", async (event, ctx) => {
-		// Chained on `loading` so that `/mcp` and the tool see the new servers once the change is applied.
-		const previous = holder.loading;
-		const loading = (async () => {
-			await previous?.catch(() => undefined);
-			const owned = holder.session?.owned;
-			if (!owned) return;
-			const config = await readConfig(host, ctx, event.servers);
-			// Without a runtime yet, the new configuration is what it will be created from.
-			const runtime = holder.session?.owned === owned ? holder.session.runtime : undefined;
-			await runtime?.update(config.servers);
-			const current = holder.session;
-			if (current?.owned === owned) holder.session = { ...current, config };
-		})();
-		holder.loading = loading;
-		await loading;
+		await applyConfig(host, ctx, event.servers);
 	});
 
 	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its

@@ -1,27 +1,22 @@
 /**
- * The parts of the `/mcp` manager's screens that stand alone: the screen and UI records, the select
- * list, the scrollable text screen, and a server's tools (searchable) and one tool's schema. The
- * search comes in through `Ui` (the manager passes the `tools` action's own).
+ * The parts of the `/mcp` manager's screens that stand alone: the screen and UI records, the lists
+ * of actions, the scrollable text screen, and a server's tools (searchable) and one tool's schema.
+ * A screen's body is drawn into the rows the manager gives it (the terminal's height less the frame),
+ * so no screen pushes its key hints, its border or Pi's footer off the terminal. The search comes in
+ * through `Ui` (the manager passes the `tools` action's own).
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
-import {
-	type Component,
-	Input,
-	type KeybindingsManager,
-	type SelectItem,
-	SelectList,
-	type TUI,
-	wrapTextWithAnsi,
-} from "@earendil-works/pi-tui";
+import { Input, type KeybindingsManager, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { CommandSession } from "../contracts.ts";
 import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
-
-const TEXT_ROWS = 18;
+import type { ConfigSnapshot } from "../schema.ts";
+import { type Row, type RowList, rowList } from "./list.ts";
 
 export type Screen = Readonly<{
 	header: () => readonly string[];
-	body: () => Component;
+	/** The body's lines for a width, in at most `rows` lines. */
+	body: (width: number, rows: number) => readonly string[];
 	hint: string;
 	input: (data: string) => void;
 	/** Called on every tick with changed states. */
@@ -34,80 +29,99 @@ export type Ui = Readonly<{
 	session: CommandSession;
 	/** A server's tools matching a query, best first (all of them without one): the `mcp` tool's search. */
 	matchingTools: (server: string, query: string | undefined) => Promise<readonly Tool[]>;
-	view: { stack: readonly Screen[]; credentials: ReadonlyMap<string, string>; message?: string };
+	/**
+	 * `config` is the session's configuration as last read: an enable or disable replaces it (the
+	 * runtime is the same object throughout).
+	 */
+	view: {
+		stack: readonly Screen[];
+		credentials: ReadonlyMap<string, string>;
+		config: ConfigSnapshot;
+		message?: string;
+	};
 	push: (screen: Screen) => void;
 	back: () => void;
+	/** Re-reads the credential states (from the keyring) and redraws when one changed. */
+	refreshCredentials: () => void;
+	/** Enables or disables a server in the file that defines it, and applies that to this session. */
+	setEnabled: (name: string, enabled: boolean) => void;
 }>;
-export function list(ui: Ui, items: SelectItem[], onSelect: (item: SelectItem) => void, selected = 0): SelectList {
-	const { theme } = ui;
-	const select = new SelectList(items, Math.min(Math.max(items.length, 1), 10), {
-		selectedPrefix: (text) => theme.fg("accent", text),
-		selectedText: (text) => theme.fg("accent", text),
-		description: (text) => theme.fg("muted", text),
-		scrollInfo: (text) => theme.fg("dim", text),
-		noMatch: (text) => theme.fg("warning", text),
-	});
-	select.setSelectedIndex(Math.min(selected, Math.max(items.length - 1, 0)));
-	select.onSelect = onSelect;
-	select.onCancel = () => ui.back();
-	return select;
+
+export type Choice = Readonly<{ value: string; label: string; description?: string }>;
+
+/** `text` cut or padded to exactly `width` columns (a cut ends in "…"). */
+export function cell(text: string, width: number): string {
+	return truncateToWidth(text, Math.max(0, width), "…", true);
+}
+
+/** A list of choices: the label in a column, the description muted beside it. */
+export function choiceRows(ui: Ui, choices: readonly Choice[]): Row[] {
+	const column = Math.min(28, Math.max(...choices.map((choice) => choice.label.length), 0) + 2);
+	return choices.map((choice) => ({
+		value: choice.value,
+		text: (width, selected) => {
+			const label = selected ? ui.theme.fg("accent", choice.label) : choice.label;
+			if (!choice.description || width < column + 10) return label;
+			return `${cell(label, column)}${ui.theme.fg("muted", choice.description)}`;
+		},
+	}));
+}
+
+export function list(ui: Ui, rows: readonly Row[], pick: (row: Row) => void): RowList {
+	const style = { marker: (text: string) => ui.theme.fg("accent", text), info: (text: string) => ui.theme.fg("dim", text) };
+	return rowList(ui.kb, style, rows, { pick, cancel: () => ui.back() });
 }
 
 /** A scrollable text: up/down/page keys scroll, Escape goes back. */
 export function textScreen(ui: Ui, title: string, text: () => string): Screen {
-	const scroll = { top: 0, rows: 0 };
+	const scroll = { top: 0, lines: 0, page: 1 };
 	return {
 		header: () => [ui.theme.fg("accent", ui.theme.bold(title))],
 		hint: "↑↓ PgUp PgDn scroll · esc back",
-		body: () => ({
-			invalidate: () => undefined,
-			render: (width) => {
-				const lines = text()
-					.split("\n")
-					.flatMap((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
-				scroll.rows = lines.length;
-				scroll.top = Math.max(0, Math.min(scroll.top, lines.length - TEXT_ROWS));
-				const shown = lines.slice(scroll.top, scroll.top + TEXT_ROWS).map((line) => ` ${line}`);
-				const more =
-					lines.length > TEXT_ROWS
-						? [ui.theme.fg("dim", ` (${scroll.top + 1}–${scroll.top + shown.length} of ${lines.length})`)]
-						: [];
-				return [...shown, ...more];
-			},
-		}),
+		body: (width, rows) => {
+			const lines = text()
+				.split("\n")
+				.flatMap((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
+			// One row for "(a–b of n)" when the text does not fit.
+			const page = lines.length <= rows ? rows : Math.max(1, rows - 1);
+			Object.assign(scroll, { lines: lines.length, page, top: Math.max(0, Math.min(scroll.top, lines.length - page)) });
+			const shown = lines.slice(scroll.top, scroll.top + page).map((line) => ` ${line}`);
+			const more =
+				lines.length > page ? [ui.theme.fg("dim", ` (${scroll.top + 1}–${scroll.top + shown.length} of ${lines.length})`)] : [];
+			return [...shown, ...more];
+		},
 		input: (data) => {
 			const { kb } = ui;
 			if (kb.matches(data, "tui.select.cancel")) return ui.back();
-			const step = kb.matches(data, "tui.select.up")
-				? -1
-				: kb.matches(data, "tui.select.down")
-					? 1
-					: kb.matches(data, "tui.select.pageUp")
-						? -TEXT_ROWS
-						: kb.matches(data, "tui.select.pageDown")
-							? TEXT_ROWS
-							: 0;
-			scroll.top = Math.max(0, Math.min(scroll.top + step, scroll.rows - TEXT_ROWS));
+			const steps: readonly (readonly [Parameters<KeybindingsManager["matches"]>[1], number])[] = [
+				["tui.select.up", -1],
+				["tui.select.down", 1],
+				["tui.select.pageUp", -scroll.page],
+				["tui.select.pageDown", scroll.page],
+			];
+			const step = steps.find(([key]) => kb.matches(data, key))?.[1] ?? 0;
+			scroll.top = Math.max(0, Math.min(scroll.top + step, scroll.lines - scroll.page));
 		},
 	};
 }
+
 /** A server's tools: type to search (the `mcp` tool's own search), pick one to see its schema. */
 export function toolsScreen(ui: Ui, name: string): Screen {
 	const search = new Input({ prompt: "search: ", placeholder: "type to filter" });
 	search.focused = true;
-	const state: { select?: SelectList; note: string; asked: number } = { note: "connecting…", asked: 0 };
+	const state: { select?: RowList; note: string; asked: number } = { note: "connecting…", asked: 0 };
 	const load = (query: string) => {
 		const asked = state.asked + 1;
 		state.asked = asked;
 		ui.matchingTools(name, query || undefined).then(
 			(tools) => {
 				if (asked !== state.asked) return;
-				const items = tools.map((tool) => ({
+				const choices = tools.map((tool) => ({
 					value: tool.name,
 					label: escapeName(tool.name),
-					description: oneLine(tool.description, 100),
+					description: oneLine(tool.description, 200),
 				}));
-				state.select = list(ui, items, (item) => ui.push(schemaScreen(ui, name, item.value)));
+				state.select = list(ui, choiceRows(ui, choices), (row) => ui.push(schemaScreen(ui, name, row.value)));
 				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
 				ui.tui.requestRender();
 			},
@@ -122,15 +136,11 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 	load("");
 	return {
 		header: () => [ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`))],
-		hint: "type to search · ↑↓ navigate · enter schema · esc back",
-		body: () => ({
-			invalidate: () => state.select?.invalidate(),
-			render: (width) => [
-				...search.render(width),
-				...(state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width) : []),
-				...(state.select?.render(width) ?? []),
-			],
-		}),
+		hint: "type to search · ↑↓ PgUp PgDn navigate · enter schema · esc back",
+		body: (width, rows) => {
+			const note = state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width).slice(0, 3) : [];
+			return [...search.render(width), ...note, ...(state.select?.render(width, Math.max(1, rows - 1 - note.length)) ?? [])];
+		},
 		input: (data) => {
 			const { kb } = ui;
 			if (kb.matches(data, "tui.select.cancel")) return ui.back();
