@@ -6,6 +6,7 @@
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type SelectItem, truncateToWidth } from "@earendil-works/pi-tui";
+import { oauthConfig } from "../config.ts";
 import type { CommandSession, ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
@@ -45,11 +46,6 @@ function stateColor(state: string): "success" | "error" | "warning" | "muted" {
 	return "muted";
 }
 
-function oauthConfig(ui: Ui, name: string): ServerConfig | undefined {
-	const config = ui.session.config.servers.find((entry) => entry.name === name)?.config;
-	return config?.auth === "oauth" ? config : undefined;
-}
-
 function confirmLogout(ui: Ui, config: ServerConfig): Screen {
 	const items = [
 		{ value: "no", label: "No, keep the sign-in" },
@@ -84,7 +80,8 @@ function show(ui: Ui, message: string, credentials = false): void {
 
 function serverScreen(ui: Ui, name: string): Screen {
 	const { theme, session } = ui;
-	const oauth = oauthConfig(ui, name);
+	const found = oauthConfig(ui.session.config, name);
+	const oauth = typeof found === "string" ? undefined : found;
 	const actions: SelectItem[] = [
 		{ value: "tools", label: "Tools", description: "list, search, pick one to see its schema" },
 		{ value: "reconnect", label: "Reconnect", description: "close and connect again (clears a failure)" },
