@@ -5,6 +5,7 @@
  * in and out, the stderr tail and the last error. Advice in messages points at these items rather
  * than at the `/mcp` subcommands.
  */
+import { oauthConfig } from "../config.ts";
 import type { ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
@@ -46,9 +47,9 @@ export function forManager(text: string): string {
 		.replace(/\b([Rr])un \/mcp login \S+?(?=[.,;]?(\s|$))/g, (_all, r: string) => capital("press Enter on Log in", r));
 }
 
-function oauthConfig(ui: Ui, name: string): ServerConfig | undefined {
-	const config = ui.view.config.servers.find((entry) => entry.name === name)?.config;
-	return config?.auth === "oauth" ? config : undefined;
+function oauthOf(ui: Ui, name: string): ServerConfig | undefined {
+	const config = oauthConfig(ui.view.config, name);
+	return typeof config === "string" ? undefined : config;
 }
 
 /** A one-line result under the server's header; credential states are re-read when `credentials`. */
@@ -99,7 +100,7 @@ function actions(ui: Ui, name: string): Choice[] {
 		: state === "disabled"
 			? [{ value: "enable", label: "Enable", description: `set "enabled": true in ${status.source.path}` }]
 			: [{ value: "disable", label: "Disable", description: `set "enabled": false in ${status.source.path}` }];
-	const signIn: Choice[] = oauthConfig(ui, name)
+	const signIn: Choice[] = oauthOf(ui, name)
 		? [
 				{ value: "login", label: "Log in", description: "a sign-in link; the state updates here when done" },
 				{ value: "logout", label: "Log out", description: "delete the stored sign-in (asks first)" },
@@ -175,11 +176,11 @@ export function serverScreen(ui: Ui, name: string): Screen {
 		enable: () => ui.setEnabled(name, true),
 		disable: () => ui.setEnabled(name, false),
 		login: () => {
-			const config = oauthConfig(ui, name);
+			const config = oauthOf(ui, name);
 			if (config) login(ui, name, config);
 		},
 		logout: () => {
-			const config = oauthConfig(ui, name);
+			const config = oauthOf(ui, name);
 			if (config) ui.push(confirmLogout(ui, config));
 		},
 		stderr: () =>
