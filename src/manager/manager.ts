@@ -10,7 +10,7 @@
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
 import type { Place } from "../config/edit.ts";
-import type { CommandSession, ServerStatus } from "../contracts.ts";
+import type { CommandSession } from "../contracts.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { matchingTools } from "../tool/listing.ts";
@@ -30,7 +30,6 @@ const PI_ROWS = 6;
 const MIN_ROWS = 12;
 /** Border, blank, blank, hint, border around a screen's header and body. */
 const FRAME_ROWS = 5;
-const STATE_WIDTH = "needs sign-in".length;
 
 export type ManagerOptions = Readonly<{
 	/** Where the configuration files are; without it, servers cannot be enabled or disabled here. */
@@ -47,19 +46,23 @@ function rank(state: string): number {
 
 function serverRows(ui: Ui): Row[] {
 	const { theme } = ui;
-	const statuses = ui.session.runtime.status();
-	const nameWidth = Math.min(24, Math.max(...statuses.map((status) => escapeName(status.name).length), 4));
-	const rows = statuses.map((status: ServerStatus) => {
-		const state = stateOf(status, ui.view.credentials.get(status.name));
+	const shown = ui.session.runtime.status().map((status) => ({
+		status,
+		state: stateOf(status, ui.view.credentials.get(status.name)),
+		name: escapeName(status.name),
+	}));
+	const stateWidth = Math.max(...shown.map(({ state }) => state.length));
+	const nameWidest = Math.max(...shown.map(({ name }) => name.length));
+	const rows = shown.map(({ status, state, name }) => {
 		const where = status.source.kind === "extension" ? "extension" : status.source.path;
 		// A failure's first line says more than where the server is configured.
 		const detail = status.error && rank(state) === 0 ? forManager(status.error).split("\n")[0] : where;
+		const rest = theme.fg("muted", [facts(status), detail].filter(Boolean).join(" — "));
 		const row: Row = {
 			value: status.name,
-			text: (_width, selected) => {
-				const name = cell(escapeName(status.name), nameWidth);
-				const rest = [facts(status), detail].filter(Boolean).join(" — ");
-				return `${theme.fg(stateColor(state), cell(state, STATE_WIDTH))} ${selected ? theme.fg("accent", name) : name}  ${theme.fg("muted", rest)}`;
+			text: (width, selected) => {
+				const column = cell(name, Math.min(nameWidest, Math.max(16, Math.floor((width - stateWidth) / 3))));
+				return `${theme.fg(stateColor(state), cell(state, stateWidth))}  ${selected ? theme.fg("accent", column) : column}  ${rest}`;
 			},
 		};
 		return { row, rank: rank(state) };

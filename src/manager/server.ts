@@ -88,13 +88,14 @@ function confirmLogout(ui: Ui, config: ServerConfig): Screen {
 function actions(ui: Ui, name: string): Choice[] {
 	const status = statusOf(ui, name);
 	const state = status?.state;
-	const connect: Choice[] =
-		state === "idle"
+	const usable = state !== "disabled" && state !== "invalid" && state !== undefined;
+	const connect: Choice[] = !usable
+		? []
+		: state === "idle"
 			? [{ value: "connect", label: "Connect", description: "start it and list its tools now" }]
-			: state === "disabled" || state === "invalid" || state === undefined
-				? []
-				: [{ value: "connect", label: "Reconnect", description: "close and connect again (clears a failure)" }];
-	const editable = status !== undefined && status.source.kind !== "extension";
+			: [{ value: "connect", label: "Reconnect", description: "close and connect again (clears a failure)" }];
+	// An invalid entry is fixed in its file; a server an extension registered is that extension's.
+	const editable = status !== undefined && state !== "invalid" && status.source.kind !== "extension";
 	const toggle: Choice[] = !editable
 		? []
 		: state === "disabled"
@@ -106,8 +107,11 @@ function actions(ui: Ui, name: string): Choice[] {
 				{ value: "logout", label: "Log out", description: "delete the stored sign-in (asks first)" },
 			]
 		: [];
+	const tools: Choice[] = usable
+		? [{ value: "tools", label: "Tools", description: "list, search, pick one to see its schema" }]
+		: [];
 	return [
-		{ value: "tools", label: "Tools", description: "list, search, pick one to see its schema" },
+		...tools,
 		...connect,
 		...toggle,
 		...signIn,
