@@ -9,6 +9,7 @@ import { once } from "./async.ts";
 import type { SecretStore } from "./auth/keyring.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
 import type { Auth, Runtime, Session } from "./contracts.ts";
+import type { ManagerOptions } from "./manager/manager.ts";
 import { escapeName } from "./output/text.ts";
 import type { OverflowStore } from "./output.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
@@ -122,47 +123,45 @@ type Host = Readonly<{
 
 const envOf = (host: Host) => host.options.env ?? process.env;
 
+/** Where the configuration files are: what loading and the manager's edits read. */
+const placeOf = (host: Host, ctx: ExtensionContext) =>
+	({ agentDir: host.options.agentDir ?? getAgentDir(), cwd: ctx.cwd, env: envOf(host), configDirName: CONFIG_DIR_NAME }) as const;
+
 async function readConfig(
 	host: Host,
 	ctx: ExtensionContext,
 	extensionServers: readonly ExtensionServer[],
 ): Promise<ConfigSnapshot> {
-	return loadConfig({
-		agentDir: host.options.agentDir ?? getAgentDir(),
-		cwd: ctx.cwd,
-		trusted: typeof ctx.isProjectTrusted === "function" ? ctx.isProjectTrusted() : false,
-		env: envOf(host),
-		extensionServers,
-		configDirName: CONFIG_DIR_NAME,
-	});
+	const trusted = typeof ctx.isProjectTrusted === "function" ? ctx.isProjectTrusted() : false;
+	return loadConfig({ ...placeOf(host, ctx), trusted, extensionServers });
 }
 
-/**
- * Reads the configuration again and applies it to the session's runtime (`mcp_servers_change`, and the
- * manager after an edit); chained on `loading` so that `/mcp` and the tool see the new servers once it
- * is applied. The new configuration, or undefined without a session.
- */
-function applyConfig(
-	host: Host,
-	ctx: ExtensionContext,
-	extensionServers: readonly ExtensionServer[],
-): Promise<ConfigSnapshot | undefined> {
+/** Reads the configuration again and applies it to the runtime (`mcp_servers_change`, the manager's edits); chained
+ * on `loading` so that `/mcp` and the tool see the new servers once applied. The new configuration, if a session. */
+function applyConfig(host: Host, ctx: ExtensionContext, servers: readonly ExtensionServer[]) {
 	const { holder } = host;
 	const previous = holder.loading;
 	const loading = (async () => {
 		await previous?.catch(() => undefined);
 		const owned = holder.session?.owned;
-		if (!owned) return undefined;
-		const config = await readConfig(host, ctx, extensionServers);
+		if (!owned) return;
+		const config = await readConfig(host, ctx, servers);
 		// Without a runtime yet, the new configuration is what it will be created from.
 		const runtime = holder.session?.owned === owned ? holder.session.runtime : undefined;
 		await runtime?.update(config.servers);
 		const current = holder.session;
 		if (current?.owned === owned) holder.session = { ...current, config };
-		return config;
 	})();
-	holder.loading = loading.then(() => undefined);
-	return loading;
+	holder.loading = loading;
+	return loading.then(() => holder.session?.config);
+}
+
+/** The manager's Enable/Disable: the shell command's edit of mcp.json, then the files applied as a change is. */
+function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
+	return {
+		setEnabled: async (...args) => (await import("./config/edit.ts")).setEnabled(placeOf(host, ctx), ...args),
+		reload: () => applyConfig(host, ctx, typeof host.pi.getMcpServers === "function" ? host.pi.getMcpServers() : []),
+	};
 }
 
 async function endSession(host: Host): Promise<void> {
@@ -317,15 +316,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 			if (args.trim() === "" && ctx.mode === "tui" && opened) {
 				// The interactive manager; its module loads only now (start-up stays lean).
 				const { openManager } = await import("./manager/manager.ts");
-				// After the manager enables or disables a server, the files are applied as a change is.
-				const reload = () => applyConfig(host, ctx, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : []);
-				const place = {
-					agentDir: options.agentDir ?? getAgentDir(),
-					cwd: ctx.cwd,
-					env: envOf(host),
-					configDirName: CONFIG_DIR_NAME,
-				};
-				return openManager(ctx, opened.session, { place, reload });
+				return openManager(ctx, opened.session, managerEdits(host, ctx));
 			}
 			const { runCommand } = await import("./manager/command.ts");
 			await runCommand(args, ctx, opened?.session);
@@ -347,9 +338,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		await loading;
 	});
 
-	pi.on("mcp_servers_change", async (event, ctx) => {
-		await applyConfig(host, ctx, event.servers);
-	});
+	pi.on("mcp_servers_change", (event, ctx) => applyConfig(host, ctx, event.servers).then(() => undefined));
 
 	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its
 	// arguments and the modules behind the tool with the MCP SDK (100–150 ms inside Pi); once the streamed

@@ -55,7 +55,7 @@ async function openManager(tui: PiTui): Promise<string> {
 	tui.type("/mcp");
 	await tui.waitFor(/^→ mcp/m, "the command menu");
 	tui.keys("Enter");
-	return tui.waitFor(/esc close/, "the manager");
+	return tui.waitFor(/MCP servers \(pi-mcp\)\n\n→ /, "the manager's server list");
 }
 
 /** Kills Pi (tmux hangs up its terminal) and waits until every fixture server it started is gone. */
@@ -342,11 +342,35 @@ for (const size of [
 	});
 }
 
-/** The SGR sequences tmux writes right before `word` (its colour), from a screen captured with escapes. */
-function colourBefore(screen: string, word: string): string {
-	const found = new RegExp(`((?:\\x1b\\[[\\d;:]*m)+)${word}\\b`).exec(screen);
-	assert.ok(found?.[1], `"${word}" is drawn in a colour of its own:\n${JSON.stringify(screen)}`);
-	return found[1];
+/** An SGR sequence: ESC [ parameters m. */
+const SGR = new RegExp(`${"\u001b"}\\[([\\d;:]*)m`, "g");
+
+/**
+ * How `word` (its first occurrence as a word) is drawn, from a screen captured with escapes: the
+ * foreground colour, bold and dim, replaying every SGR sequence before it (tmux writes only changes).
+ */
+function styleOf(screen: string, word: string): string {
+	const at = new RegExp(`\\b${word}\\b`).exec(screen.replace(SGR, (sgr) => " ".repeat(sgr.length)))?.index;
+	assert.ok(at !== undefined, `"${word}" is on the screen`);
+	const style = { fg: "default", bold: false, dim: false };
+	for (const sgr of screen.slice(0, at).matchAll(SGR)) {
+		const params = (sgr[1] || "0").split(/[;:]/);
+		for (let i = 0; i < params.length; i++) {
+			const code = Number(params[i]);
+			if (code === 0) Object.assign(style, { fg: "default", bold: false, dim: false });
+			else if (code === 1) style.bold = true;
+			else if (code === 2) style.dim = true;
+			else if (code === 22) Object.assign(style, { bold: false, dim: false });
+			else if (code === 39) style.fg = "default";
+			else if ((code >= 30 && code <= 37) || (code >= 90 && code <= 97)) style.fg = String(code);
+			else if (code === 38) {
+				const length = params[i + 1] === "5" ? 3 : 5;
+				style.fg = params.slice(i, i + length).join(";");
+				i += length - 1;
+			}
+		}
+	}
+	return JSON.stringify(style);
 }
 
 test("the manager names the state first, in colour, failed servers first; Connect for an idle server, Reconnect after; advice points at the item", {
@@ -385,8 +409,9 @@ test("the manager names the state first, in colour, failed servers first; Connec
 	const sorted = await tui.waitFor(/esc close/, "the server list");
 	assert.match(sorted, /^→ failed\s+broken\s+stdio — MCP server "broken" failed to start[\s\S]*^ {2}ready\s+fixture/m);
 	const coloured = tui.screen(true);
-	const [fail, ready] = [colourBefore(coloured, "failed"), colourBefore(coloured, "ready")];
+	const [fail, ready] = [styleOf(coloured, "failed"), styleOf(coloured, "ready")];
 	assert.notEqual(fail, ready, "failed does not look like ready");
+	assert.notEqual(JSON.parse(fail).fg, "default", "failed has a colour");
 	await stop(tui, log);
 });
 

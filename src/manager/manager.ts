@@ -9,15 +9,14 @@
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
-import type { Place } from "../config/edit.ts";
+import { oauthConfig } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { matchingTools } from "../tool/listing.ts";
 import { credentialStates } from "../tool/status.ts";
 import type { Row } from "./list.ts";
-import { cell, list, type Screen, type Ui } from "./screens.ts";
-import { facts, forManager, serverScreen, show, stateColor, stateOf } from "./server.ts";
+import { cell, facts, forManager, list, type Screen, serverScreen, show, stateColor, stateOf, type Ui } from "./screens.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
 const TICK_MS = 250;
@@ -31,9 +30,13 @@ const MIN_ROWS = 12;
 /** Border, blank, blank, hint, border around a screen's header and body. */
 const FRAME_ROWS = 5;
 
+/** One edit of an mcp.json entry, as `config/edit.ts` reports it. */
+export type Edited = Readonly<{ path: string; action: string; warnings: readonly string[] }>;
+
+/** What the manager gets from the extension to enable and disable servers; without it, it cannot. */
 export type ManagerOptions = Readonly<{
-	/** Where the configuration files are; without it, servers cannot be enabled or disabled here. */
-	place?: Place;
+	/** Enables or disables an entry in the file that defines it (the shell command's own edit). */
+	setEnabled?: (name: string, enabled: boolean, scope: "user" | "project", snapshot: ConfigSnapshot) => Promise<Edited>;
 	/** Re-reads the configuration and applies it to the session's runtime; the new configuration. */
 	reload?: () => Promise<ConfigSnapshot | undefined>;
 }>;
@@ -92,11 +95,10 @@ function serversScreen(ui: Ui): Screen {
 /** Enables or disables `name` with the shell command's edit, then applies the files to the session. */
 async function applyEnabled(ui: Ui, options: ManagerOptions, name: string, enabled: boolean): Promise<string> {
 	const entry = ui.view.config.servers.find((server) => server.name === name);
-	if (!options.place || !entry || entry.source.kind === "extension") {
+	if (!options.setEnabled || !entry || entry.source.kind === "extension") {
 		return `"${escapeName(name)}" cannot be changed here: it is not defined in an mcp.json file.`;
 	}
-	const { setEnabled } = await import("../config/edit.ts");
-	const change = await setEnabled(options.place, name, enabled, entry.source.kind, ui.view.config);
+	const change = await options.setEnabled(name, enabled, entry.source.kind, ui.view.config);
 	const what = `"${escapeName(name)}" in ${change.path}`;
 	const said =
 		change.action === "unchanged"
@@ -147,6 +149,10 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 				view.stack = view.stack.slice(0, -1);
 				if (view.stack.length === 0) return close();
 				tui.requestRender();
+			},
+			oauth: (name) => {
+				const config = oauthConfig(view.config, name);
+				return typeof config === "string" ? undefined : config;
 			},
 			refreshCredentials: () => {
 				credentialStates(view.config, session.auth).then((next) => {
