@@ -52,6 +52,8 @@ export type RawServer = Transport &
 		cwd?: string;
 		headers: Readonly<Record<string, string>>;
 		enabled: boolean;
+		/** Whether the server may start while the model is still writing a call to it (default true). */
+		earlyStart?: boolean;
 		description?: string;
 		/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
 		requestTimeoutMs?: number;
@@ -108,7 +110,16 @@ export const PROTOCOL_MODES: readonly ProtocolMode[] = ["auto", "legacy", "2026-
 /** Server names are used in commands and messages; Pi allows the same set. */
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-const COMMON_KEYS = ["type", "enabled", "disabled", "description", "timeout", "requestTimeoutMs", "protocolVersion"];
+const COMMON_KEYS = [
+	"type",
+	"enabled",
+	"disabled",
+	"earlyStart",
+	"description",
+	"timeout",
+	"requestTimeoutMs",
+	"protocolVersion",
+];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
 const PI_ONLY_KEYS = ["exposure", "toolExposure"];
@@ -178,6 +189,11 @@ function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
 	if (unknown === undefined) return;
 	const hint = KEY_HINTS[unknown];
 	fail(`field "${prefix}${unknown}" is not supported${hint ? `; ${hint}` : ""}`);
+}
+
+function earlyStartFlag(raw: Fields): boolean {
+	if (raw.earlyStart !== undefined && typeof raw.earlyStart !== "boolean") fail('field "earlyStart" must be true or false');
+	return raw.earlyStart !== false;
 }
 
 function enabledFlag(raw: Fields): boolean {
@@ -307,6 +323,7 @@ function serverShape(raw: Fields): RawServer {
 		cwd,
 		headers: stringMap(raw, "headers"),
 		enabled: enabledFlag(raw),
+		earlyStart: earlyStartFlag(raw),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
 	};
@@ -362,4 +379,36 @@ export function parseEntry(raw: unknown, allowOverride: boolean): EntryShape {
 		if (error instanceof ShapeError) return { kind: "invalid", error: error.message };
 		throw error;
 	}
+}
+
+/** Levenshtein distance, stopping early past `limit` (names and keys are short). */
+function distance(a: string, b: string, limit: number): number {
+	if (Math.abs(a.length - b.length) > limit) return limit + 1;
+	const previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+	for (const [i, charA] of [...a].entries()) {
+		const row = [i + 1];
+		for (const [j, charB] of [...b].entries()) {
+			row.push(Math.min((previous[j + 1] ?? 0) + 1, (row[j] ?? 0) + 1, (previous[j] ?? 0) + (charA === charB ? 0 : 1)));
+		}
+		previous.splice(0, previous.length, ...row);
+	}
+	return previous[b.length] ?? 0;
+}
+
+/**
+ * The candidates close to `word` (a typo, a case slip), nearest first: 1 edit for words of up to 3
+ * letters, 2 up to 8, else 3; or equal ignoring case, `-` and `_`.
+ */
+export function closeMatches(word: string, candidates: readonly string[]): readonly string[] {
+	const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
+	const limit = word.length <= 3 ? 1 : word.length <= 8 ? 2 : 3;
+	return candidates
+		.map((candidate) => ({
+			candidate,
+			score: squash(candidate) === squash(word) ? 0 : distance(word.toLowerCase(), candidate.toLowerCase(), limit),
+		}))
+		.filter(({ candidate, score }) => candidate !== word && score <= limit)
+		.sort((a, b) => a.score - b.score)
+		.slice(0, 3)
+		.map(({ candidate }) => candidate);
 }
