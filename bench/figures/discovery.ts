@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import MiniSearch from "minisearch";
-import { buildIndex, indexOf, type SearchTool, search, words } from "../../src/search/rank.ts";
+import { buildIndex, type SearchTool, search, words } from "../../src/search/rank.ts";
 import { type Kind, QUERIES, type Query, split } from "../data/discovery-queries.ts";
 import type { BenchConfig, FigureResult } from "../lib/config.ts";
 import { ROOT } from "../lib/pi.ts";
@@ -83,7 +83,7 @@ const byServer = (entries: readonly Entry[]) =>
 const ours: Ranker = {
 	name: "pi-mcp",
 	prepare(entries) {
-		const index = indexOf(byServer(entries));
+		const index = buildIndex(byServer(entries));
 		return (query) => search(index, query, 3).map((hit) => `${hit.server}/${hit.tool.name}`);
 	},
 };

@@ -78,7 +78,7 @@ export async function toolsAction(
 		return listingResult(session, params, `${escapeName(server)}: ${count(tools.length, "tool")}`, lines, more);
 	}
 	const { indexOf, search } = await import("../search/rank.ts");
-	const hits = search(indexOf([{ server, tools }]), query, tools.length);
+	const hits = search(await indexOf([{ server, tools }]), query, tools.length);
 	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
 	const lines = shown.map((hit) => toolEntry(escapeName(hit.tool.name), hit.tool.description));
 	const header =
@@ -95,7 +95,7 @@ export async function toolsAction(
  */
 export async function prepareSearch(session: Session, server: string): Promise<void> {
 	const [tools, { indexOf }] = await Promise.all([session.runtime.listed(server), import("../search/rank.ts")]);
-	if (tools) indexOf([{ server, tools }]);
+	if (tools) await indexOf([{ server, tools }]);
 }
 
 type Searched = Readonly<{ server: string; tools: readonly Tool[] }> | Readonly<{ server: string; error: Error }>;
@@ -124,7 +124,7 @@ async function searchAll(session: Session, params: Params, query: string, signal
 	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));
 	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
 	const { indexOf, search } = await import("../search/rank.ts");
-	const hits = search(indexOf(sources), query, total);
+	const hits = search(await indexOf(sources), query, total);
 	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
 	const lines = [
 		...shown.map((hit) => toolEntry(`${escapeName(hit.server)}/${escapeName(hit.tool.name)}`, hit.tool.description)),
@@ -173,7 +173,7 @@ export async function matchingTools(
 	const tools = await session.runtime.tools(server, signal);
 	if (!query?.trim()) return tools;
 	const { indexOf, search } = await import("../search/rank.ts");
-	return search(indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
+	return search(await indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
 }
 
 /** `/mcp tools <server>`: the same lines as the model's listing, through the same output rules. */
