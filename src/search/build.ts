@@ -83,14 +83,14 @@ function schemaWords(schema: unknown, depth: number, out: string[], left: { para
 
 const text = (value: unknown, max: number): string => (typeof value === "string" ? value.slice(0, max) : "");
 
-/** The texts of each field, as read: every field within its cap. */
-function fieldTexts(tool: SearchTool, server: string): Record<Field, readonly string[]> {
+/** The texts of each field, as read: every field within its cap (`share`: a tool's part of the text budget). */
+function fieldTexts(tool: SearchTool, server: string, share: number): Record<Field, readonly string[]> {
 	const params: string[] = [];
-	schemaWords(tool.inputSchema, 0, params, { params: LIMITS.params, chars: LIMITS.paramChars });
+	schemaWords(tool.inputSchema, 0, params, { params: LIMITS.params, chars: Math.min(share, LIMITS.paramChars) });
 	return {
 		name: [text(tool.name, LIMITS.nameChars)],
 		title: [text(tool.title ?? tool.annotations?.title, LIMITS.nameChars)],
-		description: [text(tool.description, LIMITS.descriptionChars)],
+		description: [text(tool.description, Math.min(share, LIMITS.descriptionChars))],
 		params,
 		server: [text(server, LIMITS.nameChars)],
 	};
@@ -162,8 +162,8 @@ type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: read
 /** Per-stem counts of the tool being read, cleared after it through the stems it touched. */
 type Scratch = { counts: Float32Array };
 
-function count(vocabulary: Vocabulary, scratch: Scratch, tool: SearchTool, server: string): Counted {
-	const texts = fieldTexts(tool, server);
+function count(vocabulary: Vocabulary, scratch: Scratch, tool: SearchTool, server: string, share: number): Counted {
+	const texts = fieldTexts(tool, server, share);
 	const touched: number[] = [];
 	if (scratch.counts.length < (vocabulary.stems.length + 4096) * WIDTH) {
 		scratch.counts = new Float32Array(Math.min(LIMITS.vocabulary, 2 * vocabulary.stems.length + 8192) * WIDTH);
@@ -211,8 +211,9 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 	};
 	const scratch: Scratch = { counts: new Float32Array(0) };
 	const counted: Counted[] = [];
+	const share = Math.max(LIMITS.minShare, Math.floor(LIMITS.textBudget / (docs.length || 1)));
 	for (const doc of docs) {
-		counted.push(count(vocabulary, scratch, doc.tool, doc.server));
+		counted.push(count(vocabulary, scratch, doc.tool, doc.server, share));
 		yield;
 	}
 	const average = FIELD_NAMES.map(

@@ -13,6 +13,12 @@ export const LIMITS = {
 	/** Parameters (names with their descriptions) read from an input schema, and their characters in all. */
 	params: 64,
 	paramChars: 4096,
+	/**
+	 * Characters of descriptions, and of parameters, an index reads in all: shared among the tools, so
+	 * each tool's caps above shrink on big lists (5,000 tools: 838 each), never below `minShare`.
+	 */
+	textBudget: 4 * 2 ** 20,
+	minShare: 512,
 	/** Letters of a word kept, in the index and in a query: longer words are cut, so no work grows with a word. */
 	wordLetters: 32,
 	/** Characters and words of a query that are read. */
