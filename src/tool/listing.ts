@@ -12,6 +12,7 @@ import type { Session } from "../contracts.ts";
 import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
 import { escapeName, shortText } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
+import type { Hit, SearchIndex, SearchTool, Source } from "../search/rank.ts";
 import { MAX_LIMIT, type Params } from "./definition.ts";
 
 export type Result = AgentToolResult<McpDetails>;
@@ -77,15 +78,80 @@ export async function toolsAction(
 		const lines = shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
 		return listingResult(session, params, `${escapeName(server)}: ${count(tools.length, "tool")}`, lines, more);
 	}
-	const { indexOf, search } = await import("../search/rank.ts");
-	const hits = search(await indexOf([{ server, tools }]), query, tools.length);
-	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
-	const lines = shown.map((hit) => toolEntry(escapeName(hit.tool.name), hit.tool.description));
-	const header =
-		hits.length > 0
-			? `${escapeName(server)}: ${matchText(hits.length, query)}, best first`
-			: `${escapeName(server)}: no tool matches "${shortText(query, 60)}" (${count(tools.length, "tool")}; list them without "query")`;
+	const { header, lines, more } = await rankedListing([{ server, tools }], query, params, true);
 	return listingResult(session, params, header, lines, more);
+}
+
+type Ranked = Readonly<{ header: string; lines: readonly string[]; more: string }>;
+
+/**
+ * A search's result text: its header, a line per tool shown (`server/tool` across servers), the
+ * weak-match lines and the next-page hint. `single`: one server's search. Pure; bench figure 7
+ * measures the same text.
+ */
+export async function rankedListing<T extends SearchTool>(
+	sources: readonly Source<T>[],
+	query: string,
+	params: Params,
+	single: boolean,
+): Promise<Ranked> {
+	const { indexOf, search } = await import("../search/rank.ts");
+	const index = await indexOf(sources);
+	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
+	const hits = search(index, query, total);
+	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
+	const named = (hit: Hit<T>) => (single ? escapeName(hit.tool.name) : `${escapeName(hit.server)}/${escapeName(hit.tool.name)}`);
+	const lines = shown.map((hit) => toolEntry(named(hit), hit.tool.description));
+	const weak = await weakLines({ index, query, hits, shown, sources, params, single });
+	const server = escapeName(sources[0]?.server ?? "");
+	const across = `across ${count(sources.length, "server")}`;
+	const header = single
+		? hits.length > 0
+			? `${server}: ${matchText(hits.length, query)}, best first`
+			: `${server}: no tool matches "${shortText(query, 60)}" (${count(total, "tool")}; list them without "query")`
+		: hits.length > 0
+			? `${matchText(hits.length, query)} ${across}, best first`
+			: `No tool matches "${shortText(query, 60)}" ${across}`;
+	return { header, lines: [...lines, ...weak], more };
+}
+
+type Found<T extends SearchTool> = Readonly<{
+	index: SearchIndex<T>;
+	query: string;
+	hits: readonly Hit<T>[];
+	shown: readonly Hit<T>[];
+	sources: readonly Source<T>[];
+	params: Params;
+	single: boolean;
+}>;
+
+/**
+ * The weak-match lines of a search result's first page (`search/weak.ts` says when a match is weak):
+ * one line saying so, then further tool names, one line per server (across servers, `server: `
+ * first), within `WEAK_NAMES_CHARS`. None for a strong match, or on a later page.
+ */
+async function weakLines<T extends SearchTool>({
+	index,
+	query,
+	hits,
+	shown,
+	sources,
+	params,
+	single,
+}: Found<T>): Promise<string[]> {
+	const { isWeak, moreNames } = await import("../search/weak.ts");
+	if (params.cursor !== undefined || !isWeak(index, query, hits)) return [];
+	const groups = moreNames(sources, hits, new Set(shown.map((hit) => hit.tool)), escapeName);
+	if (groups.length === 0) return [];
+	const lead =
+		hits.length > 0
+			? "Weak match: the best tool's name shares at most half of the query's ideas. More tools by name, to judge by meaning:"
+			: "Tools by name, to judge by meaning:";
+	const rest = sources.reduce((sum, source) => sum + source.tools.length, 0) - shown.length;
+	const listed = groups.reduce((sum, group) => sum + group.names.length, 0);
+	const tail = listed < rest ? ` … (${rest - listed} more${single ? `; list them without "query"` : ""})` : "";
+	const lines = groups.map((group) => `${single ? "" : `${escapeName(group.server)}: `}${group.names.join(" ")}`);
+	return [lead, ...lines.slice(0, -1), `${lines.at(-1) ?? ""}${tail}`];
 }
 
 /**
@@ -122,20 +188,12 @@ async function searchAll(session: Session, params: Params, query: string, signal
 	if (signal?.aborted) throw new Error("mcp tools: the search was cancelled");
 	const sources = searched.flatMap((entry) => ("tools" in entry ? [entry] : []));
 	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));
-	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
-	const { indexOf, search } = await import("../search/rank.ts");
-	const hits = search(await indexOf(sources), query, total);
-	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
+	const ranked = await rankedListing(sources, query, params, false);
 	const lines = [
-		...shown.map((hit) => toolEntry(`${escapeName(hit.server)}/${escapeName(hit.tool.name)}`, hit.tool.description)),
+		...ranked.lines,
 		...failed.map((entry) => `${escapeName(entry.server)}: not searched — ${shortText(entry.error.message.split("\n")[0], 300)}`),
 	];
-	const across = `across ${count(sources.length, "server")}`;
-	const header =
-		hits.length > 0
-			? `${matchText(hits.length, query)} ${across}, best first`
-			: `No tool matches "${shortText(query, 60)}" ${across}`;
-	return listingResult(session, params, header, lines, more);
+	return listingResult(session, params, ranked.header, lines, ranked.more);
 }
 
 /**
