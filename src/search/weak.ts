@@ -14,8 +14,12 @@ import type { SearchIndex, SearchTool, Source } from "./build.ts";
 import { concepts, type Hit } from "./rank.ts";
 import { stem, words } from "./text.ts";
 
-/** Characters of further names a weak result adds: about 600 o200k tokens (tool names run 4.5–5.5 characters a token). */
-export const WEAK_NAMES_CHARS = 3000;
+/**
+ * Characters a search result with a weak match may fill in all (header, described tools, names): about
+ * 1,100 o200k tokens, since descriptions run ~4 characters a token and tool names ~5.5. The names get
+ * what the described tools leave: ~3,800 characters after 10 of them, all of it without a match.
+ */
+export const WEAK_RESULT_CHARS = 5400;
 
 /** The share of the query's ideas found in the best tool's name or title (0 without a hit). */
 export function strength<T extends SearchTool>(index: SearchIndex<T>, query: string, hits: readonly Hit<T>[]): number {
@@ -38,30 +42,45 @@ export type NameGroup = Readonly<{ server: string; names: readonly string[]; mor
 
 /**
  * Tool names not shown yet, grouped by server, within `budget` characters (each name as `written`
- * writes it, plus a space): servers in the order of their best hit, then those without one; in a
- * server, its matching tools by score, then the rest as listed. `more`: the server's names left out.
+ * writes it, plus a space, and each server's `server: `): servers in the order of their best hit, then
+ * those without one; in a server, its matching tools by score, then the rest as listed. The budget is
+ * shared fairly (a server needing less than an equal share leaves the rest to the others), so one
+ * large server never hides the others. `more`: the server's names left out.
  */
 export function moreNames<T extends SearchTool>(
 	sources: readonly Source<T>[],
 	hits: readonly Hit<T>[],
 	shown: ReadonlySet<T>,
 	written: (name: string) => string,
-	budget = WEAK_NAMES_CHARS,
+	budget: number,
 ): NameGroup[] {
 	const order = [...new Set([...hits.map((hit) => hit.server), ...sources.map((source) => source.server)])];
-	const left = { chars: budget };
-	return order.flatMap((server) => {
+	const wanted = order.flatMap((server) => {
 		const tools = sources.find((source) => source.server === server)?.tools ?? [];
 		const ranked = [...new Set([...hits.filter((hit) => hit.server === server).map((hit) => hit.tool), ...tools])];
-		const candidates = ranked.filter((tool) => !shown.has(tool)).map((tool) => written(tool.name));
-		if (candidates.length === 0 || left.chars < server.length + 2) return [];
-		left.chars -= server.length + 2;
+		const names = ranked.filter((tool) => !shown.has(tool)).map((tool) => written(tool.name));
+		const chars = names.reduce((sum, name) => sum + name.length + 1, server.length + 2);
+		return names.length > 0 ? [{ server, names, chars }] : [];
+	});
+	// Water-filling: servers that need less than an equal share of what is left take what they need.
+	const sorted = [...wanted].sort((a, b) => a.chars - b.chars);
+	const shares = new Map<string, number>();
+	sorted.reduce(
+		(left, group, i) => {
+			const share = Math.min(group.chars, Math.floor(left / (sorted.length - i)));
+			shares.set(group.server, share);
+			return left - share;
+		},
+		Math.max(0, budget),
+	);
+	return wanted.flatMap((group) => {
+		const left = { chars: (shares.get(group.server) ?? 0) - group.server.length - 2 };
 		const names: string[] = [];
-		for (const name of candidates) {
+		for (const name of group.names) {
 			if (name.length + 1 > left.chars) break;
 			names.push(name);
 			left.chars -= name.length + 1;
 		}
-		return names.length > 0 ? [{ server, names, more: candidates.length - names.length }] : [];
+		return names.length > 0 ? [{ server: group.server, names, more: group.names.length - names.length }] : [];
 	});
 }

@@ -119,7 +119,6 @@ export async function rankedListing<T extends SearchTool>(
 	const paged = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
 	const named = (hit: Hit<T>) => (single ? escapeName(hit.tool.name) : `${escapeName(hit.server)}/${escapeName(hit.tool.name)}`);
 	const lines = paged.shown.map((hit) => toolEntry(named(hit), hit.tool.description));
-	const weak = await weakLines({ index, query, hits, shown: paged.shown, sources, params, single });
 	const server = escapeName(sources[0]?.server ?? "");
 	const across = `across ${count(sources.length, "server")}`;
 	const header = single
@@ -129,6 +128,8 @@ export async function rankedListing<T extends SearchTool>(
 		: hits.length > 0
 			? `${matchText(hits.length, query)} ${across}, best first`
 			: `No tool matches "${shortText(query, 60)}" ${across}`;
+	const used = [header, ...lines].reduce((sum, line) => sum + line.length + 1, 0);
+	const weak = await weakLines({ index, query, hits, shown: paged.shown, sources, params, single, used });
 	return { ...paged, header, lines: [...lines, ...weak] };
 }
 
@@ -140,23 +141,26 @@ type Found<T extends SearchTool> = Readonly<{
 	sources: readonly Source<T>[];
 	params: Params;
 	single: boolean;
+	/** Characters the result's header and lines take already. */
+	used: number;
 }>;
 
 /**
  * The weak-match lines of a search result's first page (`search/weak.ts` says when a match is weak):
  * one line saying so, then further tool names, one line per server (across servers, `server: `
- * first), within `WEAK_NAMES_CHARS`. None for a strong match, or on a later page.
+ * first), the whole result within `WEAK_RESULT_CHARS`. None for a strong match, or on a later page.
  */
 async function weakLines<T extends SearchTool>(found: Found<T>): Promise<string[]> {
-	const { index, query, hits, shown, sources, params, single } = found;
-	const { isWeak, moreNames } = await import("../search/weak.ts");
+	const { index, query, hits, shown, sources, params, single, used } = found;
+	const { isWeak, moreNames, WEAK_RESULT_CHARS } = await import("../search/weak.ts");
 	if (params.cursor !== undefined || !isWeak(index, query, hits)) return [];
-	const groups = moreNames(sources, hits, new Set(shown.map((hit) => hit.tool)), escapeName);
-	if (groups.length === 0) return [];
 	const lead =
 		hits.length > 0
 			? "Weak match: the best tool's name shares at most half of the query's ideas. More tools by name, to judge by meaning:"
 			: "Tools by name, to judge by meaning:";
+	const budget = WEAK_RESULT_CHARS - used - lead.length - 40; // 40: the tail and the paging line
+	const groups = moreNames(sources, hits, new Set(shown.map((hit) => hit.tool)), escapeName, budget);
+	if (groups.length === 0) return [];
 	const rest = sources.reduce((sum, source) => sum + source.tools.length, 0) - shown.length;
 	const listed = groups.reduce((sum, group) => sum + group.names.length, 0);
 	const tail = listed < rest ? ` … (${rest - listed} more${single ? `; list them without "query"` : ""})` : "";
