@@ -12,6 +12,7 @@ import { cold } from "./figures/cold.ts";
 import { context } from "./figures/context.ts";
 import { discovery } from "./figures/discovery.ts";
 import { output } from "./figures/output.ts";
+import { searchAll } from "./figures/search-all.ts";
 import { serverFirstCall } from "./figures/server.ts";
 import { startup } from "./figures/startup.ts";
 import { firstCallWait, launchToResult } from "./figures/stream.ts";
@@ -35,6 +36,7 @@ const FIGURES: readonly Figure[] = [
 	{ id: "9", title: "Launch to first result", run: launchToResult },
 	{ id: "10", title: "A server's own first call", run: serverFirstCall },
 	{ id: "11", title: "Search bounds", run: searchBounds },
+	{ id: "12", title: "A search across 8 servers", run: searchAll },
 ];
 
 async function main(): Promise<void> {
