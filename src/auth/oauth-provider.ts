@@ -12,6 +12,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { SetupFailed } from "../errors.ts";
 import type { HttpServerConfig } from "../schema.ts";
+import { dpopAlgOf, newDpopKey } from "./dpop.ts";
 import { type AuthContext, expiresAtOf, type RecordPatch, type Work } from "./record.ts";
 
 /**
@@ -75,6 +76,7 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 			const issuedAt = same ? current?.issuedAt : now();
 			const client = work.client ? { client: work.client } : {};
 			const discovery = work.deferred && work.discovery ? { discovery: work.discovery } : {};
+			const dpop = work.dpop ? { dpop: work.dpop } : {};
 			await update(
 				account,
 				{
@@ -84,6 +86,7 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 					issuer: tokens.issuer ?? current?.issuer,
 					...client,
 					...discovery,
+					...dpop,
 				},
 				work.signal,
 			);
@@ -118,6 +121,13 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 			if (!work.deferred) await update(account, { discovery: state }, work.signal);
 		},
 		discoveryState: () => work.discovery,
+		// Asked before each token request. The record's key binds its tokens; a new one is made only
+		// for a new grant (the code exchange) from a server that offers DPoP, and stored with its tokens.
+		dpop: () => {
+			const alg = dpopAlgOf(work.discovery?.authorizationServerMetadata);
+			work.dpop ??= ctx.get(account).record?.dpop ?? (work.exchanging && alg ? newDpopKey(alg) : undefined);
+			return work.dpop ? ctx.signer(account, work.dpop) : undefined;
+		},
 		invalidateCredentials: async (scope) => {
 			// A refused exchange must not cost the stored sign-in (anyone with the link's state can send a code).
 			if (work.exchanging && (scope === "tokens" || scope === "client" || scope === "all")) {
@@ -131,7 +141,14 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 			}
 			const patch: RecordPatch =
 				scope === "all"
-					? { tokens: undefined, expiresAt: undefined, issuedAt: undefined, client: undefined, discovery: undefined }
+					? {
+							tokens: undefined,
+							expiresAt: undefined,
+							issuedAt: undefined,
+							client: undefined,
+							discovery: undefined,
+							dpop: undefined,
+						}
 					: scope === "tokens"
 						? { tokens: undefined, expiresAt: undefined, issuedAt: undefined }
 						: scope === "client"
