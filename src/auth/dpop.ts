@@ -10,8 +10,10 @@
  */
 import { createHash, generateKeyPairSync } from "node:crypto";
 import type { DpopKeyPair, DpopSession, StoredOAuthTokens } from "@modelcontextprotocol/client";
-import { isObject } from "../schema.ts";
-import type { Sdk } from "../sdk.lazy.ts";
+
+// Imports nothing of src/: record.ts, deep in the auth floors, reads keys with it.
+const isObject = (value: unknown): value is Record<string, unknown> =>
+	typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The signing algorithms a key is made for, in the order preferred when the server offers several. */
 const ALGS = ["ES256", "EdDSA", "ES384", "ES512"] as const;
@@ -58,7 +60,7 @@ export const sameKey = (a: DpopKey | undefined, b: DpopKey | undefined) =>
 export const dpopSecret = (key: DpopKey | undefined) => key?.jwk.d;
 
 /** The SDK's signing session for a stored key (the private key imported as non-extractable). */
-export async function openDpopSession(sdk: Sdk, key: DpopKey): Promise<DpopSession> {
+export async function openDpopSession(sessions: Pick<typeof DpopSession, "create">, key: DpopKey): Promise<DpopSession> {
 	const algorithm = key.alg === "EdDSA" ? { name: "Ed25519" } : { name: "ECDSA", namedCurve: CURVES[key.alg] };
 	const jwk = publicJwk(key);
 	const [privateKey, publicKey] = await Promise.all([
@@ -68,7 +70,7 @@ export async function openDpopSession(sdk: Sdk, key: DpopKey): Promise<DpopSessi
 	const canonical = JSON.stringify(Object.fromEntries(Object.entries(jwk).sort(([a], [b]) => (a < b ? -1 : 1))));
 	const thumbprint = createHash("sha256").update(canonical).digest("base64url");
 	const keyPair: DpopKeyPair = { privateKey, publicKey, publicJwk: jwk, thumbprint, alg: key.alg };
-	return sdk.DpopSession.create({ keyPair });
+	return sessions.create({ keyPair });
 }
 
 /** Whether the authorization server bound these tokens to the key (`token_type: DPoP`, RFC 9449 §5). */

@@ -293,7 +293,7 @@ export function createContext(
 			const held = get(account).signing;
 			if (held && sameKey(held.key, key)) return held.session;
 			remember(dpopSecret(key));
-			const session = base.loadSdk().then((sdk) => openDpopSession(sdk, key));
+			const session = base.loadSdk().then((sdk) => openDpopSession(sdk.DpopSession, key));
 			set(account, { signing: { key, session } });
 			return session;
 		},
