@@ -12,7 +12,7 @@
  *   key (`dpop.ts`) go out with a proof per request, through the `fetch` wrapper beside the provider.
  *
  * Every message passes `sanitize` with every secret this session has seen (tokens, client secrets,
- * codes, verifiers). Nothing here opens a browser.
+ * codes, verifiers, DPoP keys). Nothing here opens a browser.
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
 import { dpopBound } from "./auth/dpop.ts";

@@ -295,6 +295,8 @@ export function createContext(
 			remember(dpopSecret(key));
 			const session = base.loadSdk().then((sdk) => openDpopSession(sdk.DpopSession, key));
 			set(account, { signing: { key, session } });
+			// A key that cannot be imported is tried again by the next request, not remembered as failed.
+			session.catch(() => get(account).signing?.session === session && set(account, { signing: undefined }));
 			return session;
 		},
 	};
