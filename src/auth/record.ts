@@ -116,7 +116,7 @@ export function parseRecord(text: string | undefined): CredentialRecord | undefi
 				? (value.discovery as unknown as OAuthDiscoveryState)
 				: undefined,
 		issuer: typeof value.issuer === "string" ? value.issuer : undefined,
-		dpop,
+		...(dpop ? { dpop } : {}),
 		updatedAt: value.updatedAt,
 	};
 }
