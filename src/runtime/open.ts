@@ -7,8 +7,8 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import type { AuthProvider, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
-import type { ClientInfo, Live, OutputChecks } from "../contracts.ts";
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
+import type { ClientInfo, Live, OutputChecks, TransportAuth } from "../contracts.ts";
 import type { ServerConfig } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
 import { ExitedDuringSetup } from "./failures.ts";
@@ -18,7 +18,7 @@ import type { TailBuffer } from "./stderr-tail.ts";
 export type OpenOptions = Readonly<{
 	clientInfo: ClientInfo;
 	signal: AbortSignal;
-	authProvider?: AuthProvider;
+	authProvider?: TransportAuth;
 	/** The server's stderr tail (cleared here). */
 	tail: TailBuffer;
 	/** The connection closed without being asked to (the server exited or the stream ended). */
@@ -72,6 +72,12 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	tail.clear();
 	const wrapper = config.transport === "stdio" ? setsid() : null;
 	const owner = randomUUID();
+	const auth = options.authProvider;
+	// The transport gets only the narrow provider; for DPoP-bound tokens its fetch adds each request's proof.
+	const narrow = auth && {
+		authProvider: { token: () => auth.token(), onUnauthorized: auth.onUnauthorized?.bind(auth) },
+		...(auth.fetch ? { fetch: auth.fetch(fetch) } : {}),
+	};
 	const transport =
 		config.transport === "stdio"
 			? new sdk.StdioClientTransport({
@@ -83,7 +89,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 				})
 			: new sdk.StreamableHTTPClientTransport(new URL(config.url), {
 					requestInit: { headers: { ...config.headers } },
-					...(options.authProvider ? { authProvider: options.authProvider } : {}),
+					...narrow,
 				});
 	const spawned: { pid?: number; child?: ChildProcess } = {};
 	if (transport instanceof sdk.StdioClientTransport) {
