@@ -91,6 +91,8 @@ export type FileReport = Readonly<{
 	path: string;
 	state: "loaded" | "missing" | "untrusted" | "error";
 	error?: string;
+	/** Problems that do not stop the file from loading (top-level keys that are not Pi's). */
+	warnings?: readonly string[];
 }>;
 
 export type ConfigSnapshot = Readonly<{ servers: readonly ServerEntry[]; files: readonly FileReport[] }>;
@@ -173,11 +175,45 @@ function envName(raw: Fields, key: string, label = key): string | undefined {
 	return value;
 }
 
+/** Other clients' (or a hand's) words for our keys. */
+const KEY_ALIASES: Readonly<Record<string, string>> = {
+	cmd: "command",
+	arguments: "args",
+	argv: "args",
+	environment: "env",
+	serverUrl: "url",
+	httpUrl: "url",
+	endpoint: "url",
+	disable: "disabled",
+	enable: "enabled",
+	working_directory: "cwd",
+};
+
+/** Why a key is not supported: a hint, a close match among the allowed keys, or nothing. */
+function keyAdvice(key: string, allowed: readonly string[]): string {
+	const hint = KEY_HINTS[key];
+	if (hint) return `; ${hint}`;
+	const alias = KEY_ALIASES[key];
+	const close = alias && allowed.includes(alias) ? [alias] : closeMatches(key, allowed);
+	return close.length > 0 ? ` (did you mean ${close.map((each) => `"${each}"`).join(" or ")}?)` : "";
+}
+
+/** Every unknown key named, each with its advice; undefined when there is none. */
+function unknownKeys(raw: Fields, allowed: readonly string[], prefix = ""): string | undefined {
+	const unknown = Object.keys(raw).filter((key) => !allowed.includes(key));
+	const [first] = unknown;
+	if (first === undefined) return undefined;
+	if (unknown.length === 1) return `field "${prefix}${first}" is not supported${keyAdvice(first, allowed)}`;
+	const each = unknown.map((key) => {
+		const advice = keyAdvice(key, allowed);
+		return `"${prefix}${key}"${advice.startsWith("; ") ? ` (${advice.slice(2)})` : advice}`;
+	});
+	return `fields ${each.join(", ")} are not supported`;
+}
+
 function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
-	const unknown = Object.keys(raw).find((key) => !allowed.includes(key));
-	if (unknown === undefined) return;
-	const hint = KEY_HINTS[unknown];
-	fail(`field "${prefix}${unknown}" is not supported${hint ? `; ${hint}` : ""}`);
+	const message = unknownKeys(raw, allowed, prefix);
+	if (message !== undefined) fail(message);
 }
 
 function enabledFlag(raw: Fields): boolean {
@@ -233,7 +269,10 @@ function transportOf(raw: Fields): "stdio" | "http" {
 	if (command !== undefined && url !== undefined) fail('set either "command" (stdio) or "url" (HTTP), not both');
 	const transport = type === undefined ? (url !== undefined ? "http" : "stdio") : type === "stdio" ? "stdio" : "http";
 	if (transport === "stdio" && command === undefined) {
-		fail(type === undefined ? 'set "command" (stdio) or "url" (HTTP)' : 'field "command" is required for a stdio server');
+		// A misspelt "command" ("cmd") is the likely cause: name it.
+		const unknown = unknownKeys(raw, [...COMMON_KEYS, ...STDIO_KEYS, ...HTTP_KEYS, ...PI_ONLY_KEYS]);
+		const base = type === undefined ? 'set "command" (stdio) or "url" (HTTP)' : 'field "command" is required for a stdio server';
+		fail(unknown ? `${base}; ${unknown}` : base);
 	}
 	if (transport === "http" && url === undefined) fail('field "url" is required for an HTTP server');
 	return transport;
@@ -379,12 +418,12 @@ function distance(a: string, b: string, limit: number): number {
 }
 
 /**
- * The candidates close to `word` (a typo, a case slip), nearest first: 1 edit for words of up to 3
+ * The candidates close to `word` (a typo, a case slip), nearest first: 1 edit for words of up to 4
  * letters, 2 up to 8, else 3; or equal ignoring case, `-` and `_`.
  */
 export function closeMatches(word: string, candidates: readonly string[]): readonly string[] {
 	const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
-	const limit = word.length <= 3 ? 1 : word.length <= 8 ? 2 : 3;
+	const limit = word.length <= 4 ? 1 : word.length <= 8 ? 2 : 3;
 	return candidates
 		.map((candidate) => ({
 			candidate,
