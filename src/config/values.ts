@@ -155,7 +155,9 @@ const FOREIGN_TOP: Readonly<Record<string, string>> = {
  * close spelling of "mcpServers". `fatal` when the file has no "mcpServers" but such a key: its
  * servers would otherwise be silently missing.
  */
-export function topLevelProblems(root: Readonly<Record<string, unknown>>): Readonly<{ messages: readonly string[]; fatal: boolean }> {
+export function topLevelProblems(
+	root: Readonly<Record<string, unknown>>,
+): Readonly<{ messages: readonly string[]; fatal: boolean }> {
 	const unknown = Object.keys(root).filter((key) => !TOP_KEYS.includes(key));
 	const messages = unknown.map((key) => {
 		const foreign = FOREIGN_TOP[key];
@@ -163,7 +165,8 @@ export function topLevelProblems(root: Readonly<Record<string, unknown>>): Reado
 		const close = closeMatches(key, TOP_KEYS);
 		return `top-level key "${key}" is not used${close.length > 0 ? ` (did you mean "${close[0]}"?)` : ""}`;
 	});
-	const fatal = root.mcpServers === undefined && messages.some((message) => /did you mean "mcpServers"|pi-mcp reads/.test(message));
+	const fatal =
+		root.mcpServers === undefined && messages.some((message) => /did you mean "mcpServers"|pi-mcp reads/.test(message));
 	return { messages, fatal };
 }
 
