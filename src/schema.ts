@@ -403,18 +403,22 @@ export function parseEntry(raw: unknown, allowOverride: boolean): EntryShape {
 	}
 }
 
-/** Levenshtein distance, stopping early past `limit` (names and keys are short). */
+/** Edit distance with adjacent transpositions (optimal string alignment); names and keys are short. */
 function distance(a: string, b: string, limit: number): number {
 	if (Math.abs(a.length - b.length) > limit) return limit + 1;
-	const previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-	for (const [i, charA] of [...a].entries()) {
-		const row = [i + 1];
-		for (const [j, charB] of [...b].entries()) {
-			row.push(Math.min((previous[j + 1] ?? 0) + 1, (row[j] ?? 0) + 1, (previous[j] ?? 0) + (charA === charB ? 0 : 1)));
+	const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, index) => index)];
+	for (const i of Array.from({ length: a.length }, (_, index) => index + 1)) {
+		const row = [i];
+		for (const j of Array.from({ length: b.length }, (_, index) => index + 1)) {
+			const up = rows[i - 1] ?? [];
+			const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+			const best = Math.min((up[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (up[j - 1] ?? 0) + cost);
+			const swapped = i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1];
+			row.push(swapped ? Math.min(best, (rows[i - 2]?.[j - 2] ?? 0) + 1) : best);
 		}
-		previous.splice(0, previous.length, ...row);
+		rows.push(row);
 	}
-	return previous[b.length] ?? 0;
+	return rows[a.length]?.[b.length] ?? 0;
 }
 
 /**

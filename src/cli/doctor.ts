@@ -13,6 +13,8 @@ type DoctorContext = Readonly<{
 	io: Readonly<{ out: (text: string) => void; err: (text: string) => void }>;
 	flags: Readonly<{ json: boolean }>;
 	config: ConfigSnapshot;
+	/** Project entries that replace a user entry of the same name. */
+	shadowed?: readonly string[];
 	runtime: Pick<Runtime, "tools" | "status">;
 	signal: AbortSignal;
 }>;
@@ -72,13 +74,24 @@ export async function runDoctor(
 		(entry) => entry.enabled && entry.config?.auth === "oauth" && entry.config.oauth?.grantType !== "client_credentials",
 	);
 	const environment = [nodeCheck(), await keyringCheck(needsKeyring)];
-	const files = config.files.map(
+	const files: Check[] = config.files.map(
 		(file): Check => ({
 			name: `${file.scope} file`,
 			ok: file.state !== "error",
 			detail: `${file.path}: ${file.state === "untrusted" ? "not read (pass --approve to read the project file)" : file.state}${file.error ? ` — ${file.error}` : ""}`,
 		}),
 	);
+	const notes = [
+		...config.files.flatMap((file) =>
+			(file.warnings ?? []).map(
+				(warning): Check => ({ name: `${file.scope} file`, ok: false, detail: `${file.path}: ${warning}` }),
+			),
+		),
+		...(cli.shadowed ?? []).map(
+			(name): Check => ({ name, ok: true, detail: "the project file's entry replaces the user file's entry of that name" }),
+		),
+	];
+	files.push(...notes);
 	const enabled = config.servers.filter((entry) => entry.enabled && entry.config);
 	if (enabled.length > 0)
 		cli.io.err(`pi-mcp doctor: connecting to ${enabled.length} server${enabled.length === 1 ? "" : "s"}…\n`);
