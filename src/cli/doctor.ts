@@ -7,6 +7,7 @@
 import type { Runtime, ServerStatus } from "../contracts.ts";
 import { sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
+import { jsonLine } from "./json.ts";
 
 /** The part of the CLI's context the doctor reads (declared here, so it never imports the entry module). */
 type DoctorContext = Readonly<{
@@ -108,7 +109,7 @@ export async function runDoctor(
 	});
 	const ok = [...environment, ...files, ...servers].every((check) => check.ok);
 	if (cli.flags.json) {
-		cli.io.out(`${JSON.stringify({ ok, environment, files, servers }, null, 2)}\n`);
+		cli.io.out(jsonLine({ ok, environment, files, servers }, 2));
 	} else {
 		const section = (title: string, checks: readonly Check[]) =>
 			[title, ...checks.map((check) => `  ${check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}`)].join("\n");

@@ -203,7 +203,6 @@ export const EDIT_COMMANDS: Readonly<Record<string, EditCommand>> = {
 	get,
 	enable: toggle(true),
 	disable: toggle(false),
-	import: async (io, flags, args) => (await import("./import.ts")).runImport(io, flags, args),
 };
 
 export { EditError };

@@ -82,7 +82,8 @@ export async function main(
 		io.out(`${HELP[command]}\n`);
 		return EXIT.ok;
 	}
-	const edit = EDIT_COMMANDS[command];
+	const edit =
+		command === "import" ? async () => (await import("./import.ts")).runImport(io, flags, args) : EDIT_COMMANDS[command];
 	if (edit) {
 		try {
 			return await edit(io, flags, args, rest);
