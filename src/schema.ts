@@ -3,6 +3,10 @@
  * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs.
  */
 
+import { closeMatches, unknownKeys } from "./schema/keys.ts";
+
+export { closeMatches };
+
 export type ProtocolMode = "auto" | "legacy" | "2026-07-28";
 export type AuthKind = "oauth" | "bearer";
 export type GrantType = "authorization_code" | "client_credentials";
@@ -107,10 +111,6 @@ export type EntryShape =
 	| Readonly<{ kind: "override"; override: RawOverride }>
 	| Readonly<{ kind: "invalid"; error: string }>;
 
-import { closeMatches } from "./schema/close.ts";
-
-export { closeMatches };
-
 export const PROTOCOL_MODES: readonly ProtocolMode[] = ["auto", "legacy", "2026-07-28"];
 
 /** Server names are used in commands and messages; Pi allows the same set. */
@@ -131,13 +131,6 @@ const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
 const PI_ONLY_KEYS = ["exposure", "toolExposure"];
 const OVERRIDE_KEYS = ["enabled", "disabled", ...PI_ONLY_KEYS];
 const OAUTH_KEYS = ["grantType", "clientId", "clientSecretEnv", "issuer", "redirectUri", "clientMetadataUrl", "scope"];
-
-/** Hints for keys that other clients (Pi's built-in MCP among them) accept and we do not. */
-const KEY_HINTS: Readonly<Record<string, string>> = {
-	clientSecret: 'put the secret in an environment variable and name it in "clientSecretEnv"',
-	callbackPort: 'use "redirectUri", e.g. "http://127.0.0.1:8976/callback"',
-	callbackUrl: 'use "redirectUri"',
-};
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -188,42 +181,6 @@ function envName(raw: Fields, key: string, label = key): string | undefined {
 		fail(`field "${label}" must name an environment variable (letters, digits, _), not hold a value`);
 	}
 	return value;
-}
-
-/** Other clients' (or a hand's) words for our keys. */
-const KEY_ALIASES: Readonly<Record<string, string>> = {
-	cmd: "command",
-	arguments: "args",
-	argv: "args",
-	environment: "env",
-	serverUrl: "url",
-	httpUrl: "url",
-	endpoint: "url",
-	disable: "disabled",
-	enable: "enabled",
-	working_directory: "cwd",
-};
-
-/** Why a key is not supported: a hint, a close match among the allowed keys, or nothing. */
-function keyAdvice(key: string, allowed: readonly string[]): string {
-	const hint = KEY_HINTS[key];
-	if (hint) return `; ${hint}`;
-	const alias = KEY_ALIASES[key];
-	const close = alias && allowed.includes(alias) ? [alias] : closeMatches(key, allowed);
-	return close.length > 0 ? ` (did you mean ${close.map((each) => `"${each}"`).join(" or ")}?)` : "";
-}
-
-/** Every unknown key named, each with its advice; undefined when there is none. */
-function unknownKeys(raw: Fields, allowed: readonly string[], prefix = ""): string | undefined {
-	const unknown = Object.keys(raw).filter((key) => !allowed.includes(key));
-	const [first] = unknown;
-	if (first === undefined) return undefined;
-	if (unknown.length === 1) return `field "${prefix}${first}" is not supported${keyAdvice(first, allowed)}`;
-	const each = unknown.map((key) => {
-		const advice = keyAdvice(key, allowed);
-		return `"${prefix}${key}"${advice.startsWith("; ") ? ` (${advice.slice(2)})` : advice}`;
-	});
-	return `fields ${each.join(", ")} are not supported`;
 }
 
 function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
