@@ -68,6 +68,7 @@ const readJson = async (path: string) => JSON.parse(await readFile(path, "utf8")
 
 before(async () => {
 	state.box = await makeSandbox();
+	await mkdir(join(box().cwd, ".pi"));
 });
 after(() => state.box?.cleanup());
 
@@ -141,7 +142,6 @@ describe("managing servers without editing JSON", () => {
 	});
 
 	test("get, enable, disable, remove: the defining file, --scope when both define it; a file with comments is refused", async () => {
-		await mkdir(join(box().cwd, ".pi"), { recursive: true });
 		await writeFile(projectFile(), JSON.stringify({ mcpServers: { files: { command: "project-files" } } }, null, 2));
 		const both = await run(box(), ["disable", "files"]);
 		assert.equal(both.code, 2);
@@ -342,6 +342,9 @@ describe("search, describe, and the bounds of the command line", () => {
 			hits.some((hit) => hit.tool === "add"),
 			found.stdout,
 		);
+		const text = await run(box(), ["search", "add", "numbers"]);
+		assert.equal(text.code, 0, text.stderr);
+		assert.match(text.stdout, /^fixture\/add — Add two numbers$/m);
 		const described = await run(box(), ["describe", "fixture", "add"]);
 		assert.equal(described.code, 0, described.stderr);
 		assert.match(described.stdout, /"a"/);

@@ -13,7 +13,9 @@ const EDITS = `Edits keep the file's order, indentation and other entries; the r
 nothing is written. env and header values are shown masked unless they are \${VAR} references; a \${VAR} is
 stored as written and read from the environment at each session. A running Pi sees the change at its next
 session or after /reload.
-Options: --scope user|project (default user: <agent dir>/mcp.json; project: ./.pi/mcp.json), --json.`;
+Options: --scope user|project (default user: <agent dir>/mcp.json; project: ./.pi/mcp.json), --json.
+Exit codes: 0 ok, 2 refused (an existing name without --force, an entry that would not load, an unknown
+name, a file Pi could not read): nothing was written.`;
 
 export const HELP: Readonly<Record<string, string>> = {
 	main: `pi-mcp: the MCP servers of pi-mcp from the shell

@@ -87,31 +87,45 @@ async function tools(cli: Cli, args: readonly string[]): Promise<number> {
 	return EXIT.ok;
 }
 
-/** The `mcp` tool's search across every enabled server (its `tools` action without a server). */
+/**
+ * The `mcp` tool's search across every enabled server (its `tools` action without a server). A shell
+ * command has no reason to answer before the slow ones: every server is listed first (in parallel,
+ * each bounded by its own timeout or --timeout), then searched.
+ */
 async function search(cli: Cli, args: readonly string[]): Promise<number> {
 	const query = args.join(" ").trim();
 	if (!query) throw new UsageError(`pi-mcp search: give a query\n\n${HELP.search}`, "search");
-	const params: Params = { action: "tools", query, limit: 50 };
-	const result = await slow(
+	const names = cli.runtime
+		.status()
+		.filter((status) => status.state !== "disabled" && status.state !== "invalid")
+		.map((status) => status.name);
+	const listed = await slow(
 		cli,
-		"searching every enabled server",
-		runAction(cli.session, params, cli.signal, () => undefined),
+		"listing the tools of every enabled server",
+		Promise.all(
+			names.map((server) =>
+				cli.runtime.tools(server, cli.signal).then(
+					(tools) => ({ server, tools }),
+					(error: Error) => ({ server, error: sanitize(error.message).split("\n")[0] ?? "" }),
+				),
+			),
+		),
 	);
-	const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
 	if (cli.flags.json) {
-		const hits = text
-			.split("\n")
-			.slice(1)
-			.flatMap((line) => {
-				const hit = /^([\w-]+)\/(\S+)(?: — (.*))?$/.exec(line);
-				return hit ? [{ server: hit[1], tool: hit[2], description: hit[3] ?? "" }] : [];
-			});
-		const failed = text.split("\n").flatMap((line) => {
-			const failure = /^([\w-]+): not searched — (.*)$/.exec(line);
-			return failure ? [{ server: failure[1], error: failure[2] }] : [];
-		});
+		const sources = listed.flatMap((entry) => ("tools" in entry ? [entry] : []));
+		const { indexOf, search: rank } = await import("../search/rank.ts");
+		const hits = rank(indexOf(sources), query, 50).map((hit) => ({
+			server: hit.server,
+			tool: hit.tool.name,
+			description: hit.tool.description ?? "",
+		}));
+		const failed = listed.flatMap((entry) => ("error" in entry ? [entry] : []));
 		cli.io.out(jsonLine({ query, results: hits, failed }, 2));
-	} else cli.io.out(`${text}\n`);
+		return EXIT.ok;
+	}
+	const params: Params = { action: "tools", query, limit: 50 };
+	const result = await runAction(cli.session, params, cli.signal, () => undefined);
+	cli.io.out(`${result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n")}\n`);
 	return result.isError ? EXIT.failed : EXIT.ok;
 }
 
