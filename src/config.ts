@@ -18,6 +18,7 @@ import {
 	refuseNulNames,
 	refuseShell,
 	resolveOAuth,
+	topLevelProblems,
 } from "./config/values.ts";
 import { escapeName } from "./output/text.ts";
 import {
@@ -139,8 +140,11 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	if (!parsed) return failed(await jsonErrorMessage(scan.text));
 	const root = parsed.value;
 	if (!isObject(root)) return failed("the top level must be an object");
+	const top = topLevelProblems(root);
+	if (top.fatal) return failed(`no "mcpServers": ${top.messages.join("; ")}`);
+	const notes = top.messages.length > 0 ? { warnings: top.messages.map((message) => escapeName(message)) } : {};
 	const servers = root.mcpServers;
-	if (servers === undefined) return { report: { scope, path, state: "loaded" }, candidates: [] };
+	if (servers === undefined) return { report: { scope, path, state: "loaded", ...notes }, candidates: [] };
 	if (!isObject(servers)) return failed(`"mcpServers" must be an object`);
 	const duplicates = scan.duplicates;
 	const twice = duplicates.find((duplicate) => duplicate.path.length === 0 && duplicate.key === "mcpServers");
@@ -160,7 +164,7 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 		if (shape.kind === "override") return { kind: "override", name, source, ...shape.override };
 		return { kind: "server", name, source, raw: shape.server };
 	});
-	return { report: { scope, path, state: "loaded" }, candidates };
+	return { report: { scope, path, state: "loaded", ...notes }, candidates };
 }
 
 function parseJson(text: string): { value: unknown } | undefined {
@@ -195,8 +199,11 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 	const args = raw.args.map((arg, index) => expandHome(value(arg, `args[${index}]`, false), home));
 	const env = mapValues(raw.env, (text, key) => value(text, `env.${key}`));
 	const cwd = raw.cwd === undefined ? undefined : resolve(options.cwd, expandHome(value(raw.cwd, "cwd"), home));
-	const url = raw.url === undefined ? undefined : checkUrl(value(raw.url, "url", false), "url").href;
 	const headers = mapValues(raw.headers, (text, key) => value(text, `headers.${key}`));
+	const expandedUrl = raw.url === undefined ? undefined : value(raw.url, "url", false);
+	// Every unset variable is named at once, before a URL that holds one is judged.
+	vars.checkSet();
+	const url = expandedUrl === undefined ? undefined : checkUrl(expandedUrl, "url").href;
 	const resolved = {
 		name,
 		source,

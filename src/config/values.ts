@@ -3,7 +3,7 @@
  * are `scan.ts`'s), and the value rules applied when an entry is resolved (`${VAR}`, `!` commands, NUL bytes, URLs).
  * Pure: no file system, no environment except the one passed in.
  */
-import type { OAuthSettings } from "../schema.ts";
+import { closeMatches, type OAuthSettings } from "../schema.ts";
 
 /** A value rule broken while resolving an entry; the message names the field. */
 export class ResolveError extends Error {}
@@ -52,22 +52,71 @@ export function fieldPath(path: readonly string[]): string {
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-export type Expander = Readonly<{ expand(value: string, field: string): string; secrets: () => readonly string[] }>;
+export type Expander = Readonly<{
+	expand(value: string, field: string): string;
+	secrets: () => readonly string[];
+	/** Throws naming every unset variable met so far (each with the field using it). */
+	checkSet: () => void;
+}>;
 
-/** `${VAR}` expansion that fails closed on a missing variable. */
+/** `${VAR}` expansion that fails closed on a missing variable, naming every one that is missing. */
 export function expander(env: Readonly<Record<string, string | undefined>>): Expander {
 	const used: string[] = [];
+	const missing: { variable: string; field: string }[] = [];
 	return {
 		expand(value, field) {
-			return value.replace(VARIABLE, (_match, variable: string) => {
+			return value.replace(VARIABLE, (match, variable: string) => {
 				const found = env[variable];
-				if (found === undefined) throw new ResolveError(`environment variable ${variable} is not set (used in "${field}")`);
+				if (found === undefined) {
+					missing.push({ variable, field });
+					return match;
+				}
 				used.push(found);
 				return found;
 			});
 		},
 		secrets: () => used,
+		checkSet() {
+			const [first] = missing;
+			if (first === undefined) return;
+			if (missing.length === 1) {
+				throw new ResolveError(`environment variable ${first.variable} is not set (used in "${first.field}")`);
+			}
+			const each = missing.map(({ variable, field }) => `${variable} (used in "${field}")`);
+			throw new ResolveError(`environment variables ${each.join(", ")} are not set`);
+		},
 	};
+}
+
+/** Top-level keys Pi's mcp.json knows. */
+const TOP_KEYS = ["mcpServers", "autoEnableCodemode", "$schema"];
+
+/** Top-level keys of other clients' formats, and what to do. */
+const FOREIGN_TOP: Readonly<Record<string, string>> = {
+	servers: 'VS Code\'s format ("servers"); pi-mcp reads "mcpServers" (pi-mcp import vscode <file> converts it)',
+	mcp_servers: 'Codex\'s key ("mcp_servers"); pi-mcp reads "mcpServers" (pi-mcp import codex converts ~/.codex/config.toml)',
+	mcp: 'OpenCode\'s format ("mcp"); pi-mcp reads "mcpServers"',
+	context_servers: 'Zed\'s format ("context_servers"); pi-mcp reads "mcpServers"',
+};
+
+/**
+ * Top-level keys that are not Pi's: each named, with a hint for another client's format or a
+ * close spelling of "mcpServers". `fatal` when the file has no "mcpServers" but such a key: its
+ * servers would otherwise be silently missing.
+ */
+export function topLevelProblems(
+	root: Readonly<Record<string, unknown>>,
+): Readonly<{ messages: readonly string[]; fatal: boolean }> {
+	const unknown = Object.keys(root).filter((key) => !TOP_KEYS.includes(key));
+	const messages = unknown.map((key) => {
+		const foreign = FOREIGN_TOP[key];
+		if (foreign) return `top-level key "${key}" is ${foreign}`;
+		const close = closeMatches(key, TOP_KEYS);
+		return `top-level key "${key}" is not used${close.length > 0 ? ` (did you mean "${close[0]}"?)` : ""}`;
+	});
+	const fatal =
+		root.mcpServers === undefined && messages.some((message) => /did you mean "mcpServers"|pi-mcp reads/.test(message));
+	return { messages, fatal };
 }
 
 /** Pi's built-in MCP runs a `!command` to obtain a value; pi-mcp never runs one, and refuses the value. */
