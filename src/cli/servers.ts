@@ -114,7 +114,7 @@ async function search(cli: Cli, args: readonly string[]): Promise<number> {
 	if (cli.flags.json) {
 		const sources = listed.flatMap((entry) => ("tools" in entry ? [entry] : []));
 		const { indexOf, search: rank } = await import("../search/rank.ts");
-		const hits = rank(indexOf(sources), query, 50).map((hit) => ({
+		const hits = rank(await indexOf(sources), query, 50).map((hit) => ({
 			server: hit.server,
 			tool: hit.tool.name,
 			description: hit.tool.description ?? "",
