@@ -15,7 +15,7 @@ import {
 	EMPTY_EXTENSION,
 	makeSandbox,
 	OUR_EXTENSION,
-	runPi,
+	runPiRetrying,
 	type Sandbox,
 	SERVER,
 	writeMcpJson,
@@ -61,7 +61,7 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 		const measure = (key: string, variant: Variant) => async () => {
 			const wire = join(variant.sandbox.root, "wire.log");
 			await rm(wire, { force: true });
-			const run = await runPi({ ...variant, mode: "print", script: [{ text: "ok" }], cpu: true });
+			const run = await runPiRetrying({ ...variant, mode: "print", script: [{ text: "ok" }], cpu: true });
 			processes.set(key, [...(processes.get(key) ?? []), count(readWire(wire), "start")]);
 			cpu.set(key, [...(cpu.get(key) ?? []), run.cpuMs]);
 			return run.wallMs;

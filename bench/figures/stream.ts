@@ -15,7 +15,7 @@ import {
 	makeSandbox,
 	OUR_EXTENSION,
 	type PiRun,
-	runPi,
+	runPiRetrying,
 	type Sandbox,
 	SERVER,
 	writeMcpJson,
@@ -194,7 +194,7 @@ async function measureAll(config: BenchConfig, servers: number, variants: readon
 			prepared.map(({ variant, sandbox }) => [
 				variant.key,
 				async () => {
-					const run = await runPi({
+					const run = await runPiRetrying({
 						sandbox,
 						mode: "json",
 						extensions: variant.extensions,
