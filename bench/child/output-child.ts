@@ -4,8 +4,8 @@
  * Builds `bytes` of ASCII text in 37-byte lines (the fixture's `big` tool pattern), then either passes it
  * through the output pipeline as a tool result (`present(toolResultParts(result))` with a real overflow
  * store in <dir>) or does what any safe writer must: one regular-expression scan of it for control
- * characters, then `fs.writeFile`. Prints one JSON line: time of the operation (and, for the writer, of its
- * scan), peak RSS (`resourceUsage().maxRSS`) and RSS before the payload existed, in bytes.
+ * characters, then `fs.writeFile`. Prints one JSON line: wall and CPU time of the operation (and, for the
+ * writer, the time of its scan), peak RSS (`resourceUsage().maxRSS`) and RSS before the payload existed, in bytes.
  */
 import { readFileSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -35,6 +35,7 @@ if (text.charCodeAt(text.length - 1) === 0) throw new Error("unreachable");
 const payloadRss = rss();
 
 const started = performance.now();
+const cpuAtStart = process.cpuUsage();
 const written = await (async (): Promise<{ path: string; modelChars: number; scanMs?: number }> => {
 	if (mode === "write") {
 		const path = join(dir, "plain.txt");
@@ -50,9 +51,21 @@ const written = await (async (): Promise<{ path: string; modelChars: number; sca
 	return { path, modelChars: presented.text.length };
 })();
 const ms = performance.now() - started;
+const cpu = process.cpuUsage(cpuAtStart);
+const cpuMs = (cpu.user + cpu.system) / 1000;
 const size = statSync(written.path).size;
 if (size !== bytes) throw new Error(`wrote ${size} bytes, expected ${bytes}`);
 const peak = process.resourceUsage().maxRSS * 1024;
 console.log(
-	JSON.stringify({ mode, bytes, ms, scanMs: written.scanMs, peakRss: peak, idleRss, payloadRss, modelChars: written.modelChars }),
+	JSON.stringify({
+		mode,
+		bytes,
+		ms,
+		cpuMs,
+		scanMs: written.scanMs,
+		peakRss: peak,
+		idleRss,
+		payloadRss,
+		modelChars: written.modelChars,
+	}),
 );
