@@ -41,7 +41,7 @@ const FIGURE_LINES = [
 	/^10 server first call, fixture: first .+, later .+ \(ratio .+\) · target /m,
 ];
 
-test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 300_000 }, async () => {
+test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 900_000 }, async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-bench-smoke-"));
 	const results = join(dir, "RESULTS.md");
 	try {
