@@ -1,10 +1,12 @@
 /**
- * `npm run bench`: every figure of issue 7, one line each (`name: value (baseline …, ratio …) · target …`),
- * and bench/RESULTS.md (or `BENCH_RESULTS`). `BENCH_SMOKE=1`: one iteration, tiny sizes (the test suite).
- * `BENCH_ONLY=1,3`: only those figures.
+ * `npm run bench`: every figure, one line each (`name: value (baseline …, ratio …) · target … — met/MISSED`).
+ * The lines go into bench/RESULTS.md's generated block (only the figures run are replaced) and the full
+ * tables (method, every variant) into a report in the temp directory, or at `BENCH_RESULTS` when set (and
+ * then RESULTS.md is left alone). `BENCH_ONLY=1,4`: only those figures. `BENCH_SMOKE=1`: one iteration,
+ * tiny sizes (the test suite), never written to RESULTS.md.
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { cpus, loadavg } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { searchBounds } from "./figures/bounds.ts";
 import { coalesce } from "./figures/coalesce.ts";
@@ -20,6 +22,7 @@ import { warm } from "./figures/warm.ts";
 import { benchConfig, type FigureResult } from "./lib/config.ts";
 import { environment } from "./lib/env.ts";
 import { ROOT } from "./lib/pi.ts";
+import { mergeResults } from "./lib/results.ts";
 import { formatLine, type Line } from "./lib/stats.ts";
 
 type Figure = Readonly<{ id: string; title: string; run: typeof startup }>;
@@ -42,7 +45,7 @@ const FIGURES: readonly Figure[] = [
 async function main(): Promise<void> {
 	const config = benchConfig();
 	const only = process.env.BENCH_ONLY?.split(",").map((id) => id.trim());
-	const resultsPath = process.env.BENCH_RESULTS ?? join(ROOT, "bench", "RESULTS.md");
+	const reportPath = process.env.BENCH_RESULTS ?? join(tmpdir(), `pi-mcp-bench-${Date.now()}.md`);
 	const env = environment();
 	console.log(`pi-mcp bench${config.smoke ? " (smoke)" : ""}: ${env.machine}; Node ${env.versions.Node}, Pi ${env.versions.Pi}`);
 	const started = performance.now();
@@ -56,20 +59,33 @@ async function main(): Promise<void> {
 		done.push({ figure, result, seconds: (performance.now() - t0) / 1000 });
 	}
 	const total = (performance.now() - started) / 1000;
-	console.log(`bench: ${done.length} figures in ${total.toFixed(0)} s; results in ${resultsPath}`);
-	const load = `${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`;
-	await writeFile(resultsPath, await results(env, done, total, config.smoke, load));
+	const loadAtEnd = loadavg()[0] ?? 0;
+	const load = `${loadAtStart.toFixed(2)} at the start, ${loadAtEnd.toFixed(2)} at the end`;
+	await writeFile(reportPath, report(env, done, total, config.smoke, load));
+	if (!process.env.BENCH_RESULTS && !config.smoke) {
+		const resultsPath = join(ROOT, "bench", "RESULTS.md");
+		const run = {
+			figures: done.map(({ figure }) => figure.id),
+			date: env.date.slice(0, 16).replace("T", " "),
+			source: env.source,
+			load: `${loadAtStart.toFixed(1)} → ${loadAtEnd.toFixed(1)} (${cpus().length} cores)`,
+		};
+		const lines = done.flatMap(({ result }) => [...result.lines]);
+		await writeFile(resultsPath, mergeResults(await readFile(resultsPath, "utf8"), run, lines));
+		console.log(`bench: ${done.length} figures in ${total.toFixed(0)} s; lines in ${resultsPath}, tables in ${reportPath}`);
+	} else {
+		console.log(`bench: ${done.length} figures in ${total.toFixed(0)} s; results in ${reportPath}`);
+	}
 }
 
-async function results(
+function report(
 	env: ReturnType<typeof environment>,
 	done: readonly { figure: Figure; result: FigureResult; seconds: number }[],
 	total: number,
 	smoke: boolean,
 	load: string,
-): Promise<string> {
+): string {
 	const lines: Line[] = done.flatMap(({ result }) => [...result.lines]);
-	const analysis = await readFile(join(ROOT, "bench", "analysis.md"), "utf8").catch(() => "");
 	return [
 		"# pi-mcp benchmarks",
 		"",
@@ -97,7 +113,6 @@ async function results(
 			`(${seconds.toFixed(0)} s)`,
 			"",
 		]),
-		analysis,
 	].join("\n");
 }
 

@@ -169,81 +169,23 @@ function nthNewline(text: string, n: number): number {
 // ---------------------------------------------------------------------------------------------
 // Large texts encoded once
 //
-// A text too long to show whole is encoded once, for its overflow file, and checked on the way: when it
-// holds nothing `stripTerminal` (text.ts) removes, its bytes go to the file as they are and its newlines
-// come from the same pass, instead of a regular expression over 50 MiB, a line count and a second encoding.
-// The check is a small WebAssembly kernel, src/scan.wat (why it is hand-written is said there), assembled
-// by `node scripts/kernel.mjs`, which rewrites the lines between the markers. Its verdict must match
-// text.ts's: tests/output.test.ts compares the two.
-// kernel:begin
-const SCAN_WASM = [
-	"AGFzbQEAAAABBwFgAn9/AX8CDwEDZW52Bm1lbW9yeQIAAQMDAgAABgYBfwFBAAsHEwIIbmV3bGluZXMDAARzY2FuAAEKkAMC",
-	"XAEBfyAALQAAIQIgAkEgSQRAIAJBCUcgAkEKR3EPCyACQf8ARgRAQQEPCyACQcIBRwRAQQAPCyAAQQFqIAFPBEBBAQ8LIABB",
-	"AWotAAAhAiACQYABTyACQZ8BTXELsAICBX8EeyAAIQIgACABIABrQXBxaiEDAkADQCACIANPDQEgAkHwH2ohBCAEIANLBEAg",
-	"AyEEC/0MAAAAAAAAAAAAAAAAAAAAACEJA0AgAv0ABAAhByAHQQr9D/0jIQggCSAI/XEhCSAHQSD9D/0mIAggB0EJ/Q/9I/1Q",
-	"/U8gB0H/AP0P/SMgB0HCAf0P/SP9UP1Q/VMEQCACIQUDQCAFIAEQAARAIAUPCyAFQQFqIQUgBSACQRBqSQ0ACwsgAkEQaiEC",
-	"IAIgBEkNAAsgCiAJ/X39f/2uASEKDAALCwJAA0AgAiABTw0BIAIgARAABEAgAg8LIAItAABBCkYEQCAGQQFqIQYLIAJBAWoh",
-	"AgwACwsjACAGIAr9GwAgCv0bAWogCv0bAiAK/RsDampqaiQAQX8L",
-].join("");
-// kernel:end
+// A text too long to show whole is checked once for anything `stripTerminal` (text.ts) removes. When it
+// holds none, it is encoded once, for its overflow file, and its newlines are counted: the file gets those
+// bytes as they are and the notice its totals, instead of a strip, a second byte count and a second
+// encoding. Its verdict must match text.ts's: tests/output.test.ts compares the two.
+
+/** What `stripTerminal` removes on its own (text.ts's NEEDS_STRIPPING: this room imports nothing of src/). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
+const REMOVED = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 /**
- * The few parts of the WebAssembly API used here, typed locally: @types/node 22 does not declare it, and
- * it is absent when Node runs without a JIT (`--jitless`).
- */
-type Wasm = Readonly<{
-	Module: new (bytes: Uint8Array) => object;
-	Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
-	Instance: new (module: object, imports: object) => { readonly exports: object };
-}>;
-type Kernel = Readonly<{ scan: (start: number, end: number) => number; newlines: { readonly value: number } }>;
-
-const PAGE = 64 * 1024;
-const encoder = new TextEncoder();
-/** Compiled on first use; `null` once that failed (no WebAssembly, no SIMD): never tried again. */
-const compiled: { module?: Readonly<{ wasm: Wasm; module: object }> | null } = {};
-
-function kernelModule(): Readonly<{ wasm: Wasm; module: object }> | undefined {
-	if (compiled.module === undefined) {
-		try {
-			const wasm = (globalThis as { WebAssembly?: Wasm }).WebAssembly;
-			compiled.module = wasm ? { wasm, module: new wasm.Module(Buffer.from(SCAN_WASM, "base64")) } : null;
-		} catch {
-			compiled.module = null;
-		}
-	}
-	return compiled.module ?? undefined;
-}
-
-/**
- * The text's UTF-8 bytes and newlines, or undefined when it needs stripping (or the kernel cannot run).
- * Encoded and scanned 1 Mi characters at a time, so a text that needs stripping is given up at its
- * first slice that does. The bytes live in the kernel's memory, one per call, dropped with the result.
+ * The text's UTF-8 bytes and newlines, or undefined when it needs stripping. One regular-expression scan
+ * (stops at the first removed character), one encoding (what writing the file needs anyway) and one
+ * newline count; the bytes are dropped with the result.
  */
 export function encodeClean(text: string): Counted | undefined {
-	const loaded = kernelModule();
-	if (!loaded) return undefined;
-	const { wasm, module } = loaded;
-	const size = Buffer.byteLength(text);
-	const made = (() => {
-		try {
-			const memory = new wasm.Memory({ initial: Math.max(1, Math.ceil(size / PAGE)) });
-			const instance = new wasm.Instance(module, { env: { memory } });
-			return { bytes: new Uint8Array(memory.buffer, 0, size), kernel: instance.exports as unknown as Kernel };
-		} catch {
-			// Memory the engine will not give (a text of gigabytes): the exact path copes or fails as before.
-			return undefined;
-		}
-	})();
-	if (!made) return undefined;
-	const { bytes, kernel } = made;
-	const at = { offset: 0 };
-	for (const slice of textSlices(text)) {
-		const { written } = encoder.encodeInto(slice, bytes.subarray(at.offset));
-		if (kernel.scan(at.offset, at.offset + written) !== -1) return undefined;
-		at.offset += written;
-	}
-	return at.offset === size ? { bytes, newlines: kernel.newlines.value } : undefined;
+	if (REMOVED.test(text)) return undefined;
+	return { bytes: Buffer.from(text, "utf8"), newlines: countNewlines(text) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 /**
  * Smoke run of the benchmarks (bench/, issue 7): every figure once with tiny sizes, so the bench cannot
- * rot. It checks that each figure line is printed and that RESULTS goes where it is told; it asserts
- * nothing about speed (timing belongs to `npm run bench`, never to tests).
+ * rot. It checks that each figure line is printed and that RESULTS goes where it is told, and that a run
+ * of some figures replaces only their lines in RESULTS.md's block; it asserts nothing about speed (timing
+ * belongs to `npm run bench`, never to tests).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -10,11 +11,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { BEGIN, END, mergeResults } from "../bench/lib/results.ts";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const FIGURE_LINES = [
-	/^1 start-up tax: .+ \(baseline .+, ratio .+\) · target /m,
+	/^1 start-up tax: .+ \(baseline an empty extension .+ wall ratio .+, CPU time ratio .+\) · target /m,
 	/^1 start-up peers: /m,
 	/^2 cold call legacy: .+ \(baseline raw SDK .+, ratio .+\) · target /m,
 	/^2 cold call auto: .+ \(baseline raw SDK .+, ratio .+\) · target /m,
@@ -24,7 +26,7 @@ const FIGURE_LINES = [
 	/^3 warm \d+ concurrent \(legacy\): .+ \(baseline raw SDK .+, ratio .+\) · target /m,
 	/^3 warm \d+ sequential \(modern\): .+ · target /m,
 	/^3 warm \d+ concurrent \(modern\): .+ · target /m,
-	/^4 \d+ MiB result through output\.ts: .+ \(baseline fs\.writeFile .+, ratio .+\) · target /m,
+	/^4 \d+ MiB result through output\.ts: .+ \(baseline regex scan \+ fs\.writeFile .+, ratio .+\) · target /m,
 	/^4 \d+ MiB result peak RSS: .+ · target /m,
 	/^5 context cost: \d+ tokens .+ \(baselines: Pi built-in direct \d+, built-in codemode \d+, pi-mcp-adapter \d+; .+\) · target /m,
 	/^6 coalescing legacy: 16 concurrent first calls → .+ · target /m,
@@ -32,14 +34,14 @@ const FIGURE_LINES = [
 	/^7 discovery held-out top-3: \d\.\d\d of \d+ queries .+ \(baselines top-3: Pi 1\.6 Bm25Ranker \d\.\d\d, pi-mcp-adapter \d\.\d\d, .+\) · target /m,
 	/^7 discovery tuning top-3: .+ · target /m,
 	/^7 discovery query on a \d+-tool server: .+ ms median.+ · target /m,
-	/^8 first-call wait legacy: cold .+, warm .+ \(peers cold \/ warm: .+\) · target /m,
-	/^8 first-call wait auto: cold .+, warm .+ \(peers cold \/ warm: .+\) · target /m,
+	/^8 first-call wait legacy: cold .+, warm .+ \(baseline built-in direct cold .+, ratio .+; peers that start nothing at start-up, cold: .+\) · target /m,
+	/^8 first-call wait auto: cold .+, warm .+ \(baseline built-in direct cold .+, ratio .+; peers that start nothing at start-up, cold: .+\) · target /m,
 	/^9 launch to first result, 1 server: pi-mcp .+ \(peers: .+\) · target /m,
 	/^9 launch to first result, \d+ servers: pi-mcp .+ \(peers: .+\) · target /m,
 	/^10 server first call, fixture: first .+, later .+ \(ratio .+\) · target /m,
 ];
 
-test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 300_000 }, async () => {
+test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where it is told", { timeout: 900_000 }, async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-bench-smoke-"));
 	const results = join(dir, "RESULTS.md");
 	try {
@@ -70,4 +72,22 @@ test("the bench runs every figure once (BENCH_SMOKE=1) and writes RESULTS where 
 	} finally {
 		await rm(dir, { recursive: true, force: true });
 	}
+});
+
+test("a run of some figures replaces their lines and runs in RESULTS.md's block and keeps the rest", () => {
+	const line = (name: string, value: string) => ({ name, value, comparison: "c", target: "t", verdict: "met" as const });
+	const first = mergeResults(
+		`# Results\n\nhand-written\n\n${BEGIN}\n${END}\n\nafter\n`,
+		{ figures: ["1", "4", "10"], date: "d1", source: "s1", load: "l1" },
+		[line("1 start-up tax", "a"), line("4 50 MiB result", "b"), line("10 server first call", "c")],
+	);
+	const second = mergeResults(first, { figures: ["4"], date: "d2", source: "s2", load: "l2" }, [line("4 50 MiB result", "B")]);
+	assert.match(second, /^# Results\n\nhand-written\n/);
+	assert.match(second, /\nafter\n$/);
+	assert.match(second, /\| 1, 10 \| d1 \| `s1` \| l1 \|\n\| 4 \| d2 \| `s2` \| l2 \|/);
+	assert.match(
+		second,
+		/```text\n1 start-up tax: a \(c\) · target t — met\n4 50 MiB result: B \(c\) · target t — met\n10 server first call: c/,
+	);
+	assert.doesNotMatch(second, /4 50 MiB result: b/);
 });

@@ -2,23 +2,20 @@
  * The output pipeline (src/output.ts, src/content.ts) at its boundaries, through `present()` with a
  * real overflow store in a temporary directory: inline limits, UTF-8 safe cuts, overflow files and
  * their permissions, the session cap, disposal, images, blobs, resources, the terminal escape
- * corpus through every path a server's text can take, and the kernel that encodes and checks a large
- * text once (`encodeClean`, src/output.ts) against the exact path it stands in for.
+ * corpus through every path a server's text can take, and the check that encodes a large clean text
+ * once (`encodeClean`, src/output.ts) against the exact path it stands in for.
  *   node --import tsx --test tests/output.test.ts
  */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
-import { promisify } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
-import { assemble, embedded } from "../scripts/kernel.mjs";
 import {
 	isAppResource,
 	type Presented,
@@ -40,7 +37,6 @@ import {
 } from "../src/output.ts";
 import { TailBuffer } from "../src/runtime/stderr-tail.ts";
 
-const run = promisify(execFile);
 const KiB = 1024;
 const MiB = 1024 * 1024;
 /** Bytes `present()` keeps free for the truncation notice (`NOTICE_ROOM` in src/content.ts, not exported). */
@@ -1232,7 +1228,7 @@ describe("an unterminated string sequence removes at most the rest of its own li
 });
 
 // ---------------------------------------------------------------------------------------------
-// The kernel behind large texts (`encodeClean` in src/output.ts, src/scan.wat)
+// The check behind large texts (`encodeClean` in src/output.ts)
 
 /** A seeded generator (mulberry32), so a failing case can be replayed. */
 function seeded(seed: number): () => number {
@@ -1278,17 +1274,13 @@ const KEPT = [
 function assertAgrees(text: string, label: string): void {
 	const exact = stripTerminal(text) === text;
 	const fast = encodeClean(text);
-	assert.equal(fast !== undefined, exact, `${label}: the kernel says ${fast ? "clean" : "needs stripping"}`);
+	assert.equal(fast !== undefined, exact, `${label}: encodeClean says ${fast ? "clean" : "needs stripping"}`);
 	if (!fast) return;
 	assert.ok(Buffer.from(fast.bytes).equals(Buffer.from(text)), `${label}: bytes`);
 	assert.equal(fast.newlines, text.split("\n").length - 1, `${label}: newlines`);
 }
 
 describe("encoding and checking a large text once (encodeClean)", () => {
-	test("the embedded module is what src/scan.wat assembles to", async () => {
-		assert.equal(embedded(readFileSync(new URL("../src/output.ts", import.meta.url), "utf8")).inside, await assemble());
-	});
-
 	test("agrees with stripTerminal on random texts: the same verdict, Buffer.from's bytes, every newline", () => {
 		const random = seeded(20261203);
 		const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
@@ -1304,7 +1296,7 @@ describe("encoding and checking a large text once (encodeClean)", () => {
 		}
 	});
 
-	test("a removed character is found at every place around the 16-byte and 4,080-byte steps; nothing else is", () => {
+	test("a removed character is found at every place, first to last, in a text of many lines; nothing else is", () => {
 		const base = numberedLines(200, 60);
 		const places = [0, 1, 14, 15, 16, 17, 31, 32, 4079, 4080, 4081, 8159, 8160, 8161, base.length - 17, base.length - 1];
 		for (const place of places) {
@@ -1317,14 +1309,14 @@ describe("encoding and checking a large text once (encodeClean)", () => {
 		}
 	});
 
-	test("counts past a lane's 255: 100,000 newlines, and text of newlines only in every length up to 70", () => {
+	test("counts every newline: 100,000 of them, and text of newlines only in every length up to 70", () => {
 		assert.equal(encodeClean("\n".repeat(100_000))?.newlines, 100_000);
 		for (const length of Array.from({ length: 71 }, (_, index) => index)) {
 			assert.equal(encodeClean("\n".repeat(length))?.newlines, length, `${length} newlines`);
 		}
 	});
 
-	test("slices of a text over 1 Mi characters: a pair across the cut, a removed character in the second slice", () => {
+	test("a text over 1 Mi characters: a pair across the 1 Mi mark, a removed character after it", () => {
 		const head = "y".repeat(1024 * 1024 - 1);
 		assertAgrees(`${head}\ud83d\ude00 tail\n`, "pair across the cut");
 		assertAgrees(`${head}\ud83d\ude00 tail\x1b[0m\n`, "escape in the second slice");
@@ -1351,33 +1343,8 @@ describe("encoding and checking a large text once (encodeClean)", () => {
 		assert.equal(shownOf(presented), clean.slice(0, presented.info.truncated?.shownBytes));
 	});
 
-	test("without WebAssembly (node --jitless) the exact path gives the same result and file", async () => {
-		const base = await tempBase();
-		const script = [
-			'import { present, toolResultParts } from "./src/content.ts";',
-			'import { createOverflowStore } from "./src/output.ts";',
-			'import { readFileSync } from "node:fs";',
-			`const text = "abc\\n".repeat(100000);`,
-			`const store = createOverflowStore({ baseDir: ${JSON.stringify(base)} });`,
-			'const shown = await present(toolResultParts({ content: [{ type: "text", text }] }), store, "jitless");',
-			"const file = readFileSync(shown.info.overflowPath, 'utf8');",
-			"console.log(JSON.stringify({ wasm: typeof WebAssembly, truncated: shown.info.truncated, same: file === text }));",
-			"await store.dispose();",
-		].join("\n");
-		const root = new URL("..", import.meta.url).pathname;
-		const { stdout } = await run(
-			process.execPath,
-			["--jitless", "--no-warnings", "--import", "tsx", "--input-type=module", "-e", script],
-			{
-				cwd: root,
-			},
-		);
-		assert.deepEqual(JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}"), {
-			wasm: "undefined",
-			truncated: { shownBytes: 1999 * 4, totalBytes: 400000, shownLines: 1999, totalLines: 100000 },
-			same: true,
-		});
-		const inProcess = await present(textParts("abc\n".repeat(100000)), (await newStore()).store, "wasm");
+	test("a clean large text: the totals of its one encoding", async () => {
+		const inProcess = await present(textParts("abc\n".repeat(100000)), (await newStore()).store, "clean");
 		assert.deepEqual(inProcess.info.truncated, {
 			shownBytes: 1999 * 4,
 			totalBytes: 400000,

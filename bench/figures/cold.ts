@@ -213,7 +213,7 @@ export async function cold(config: BenchConfig): Promise<FigureResult> {
 			name: `2 cold call Pi end-to-end ${label}`,
 			value: `${formatSummary(byKey.get(key)?.wall ?? summarize([]), "ms")} per run (tool call ${formatSummary(byKey.get(key)?.tool ?? summarize([]), "ms")})`,
 			comparison: `peers: built-in direct ${formatSummary(byKey.get("builtin")?.wall ?? summarize([]), "ms")}, pi-mcp-adapter ${formatSummary(byKey.get("adapter")?.wall ?? summarize([]), "ms")}; ratio ${formatSummary(builtin, "×")} to built-in, ${formatSummary(adapter, "×")} to adapter`,
-			// Retired as a verdict (bench/analysis.md, decision of issue 15): a model that emits the call at once puts
+			// Retired as a verdict (issue 15, bench/RESULTS.md figure 2): a model that emits the call at once puts
 			// the server's whole boot on the call path; figures 8 and 9 measure the first call with a streaming model.
 			target: "reference only (was: no slower than either peer; see figures 8 and 9)",
 			verdict: "info",

@@ -6,7 +6,7 @@
  * times each from the request's write to its answer's line. Servers: the fixture (SDK v2),
  * `@modelcontextprotocol/server-everything` and `@modelcontextprotocol/server-memory` (both published).
  *
- * This is the floor under figure 8's cold-against-warm ratio: whatever a client does, its first call
+ * This is the floor under figure 8's cold wait: whatever a client does, its first call
  * waits for the server's first answer. No target; it is context for figure 8.
  *
  * The client here is a few lines of newline-delimited JSON-RPC written by hand, on purpose: any MCP client
@@ -124,7 +124,7 @@ export async function serverFirstCall(config: BenchConfig): Promise<FigureResult
 		name: `10 server first call, ${target.name}`,
 		value: `first ${formatSummary(first, "ms")}, later ${formatSummary(later, "ms")}`,
 		comparison: `ratio ${formatSummary(ratio, "×")}`,
-		target: "none (the floor under figure 8's cold / warm)",
+		target: "none (the floor under figure 8)",
 		verdict: "info",
 	}));
 	const notes = [

@@ -13,6 +13,6 @@ export function benchConfig(env: Readonly<Record<string, string | undefined>> = 
 
 export type FigureResult = Readonly<{
 	lines: readonly import("./stats.ts").Line[];
-	/** Markdown: method and the full numbers, for RESULTS.md. */
+	/** Markdown: method and the full numbers, for the full report. */
 	notes: string;
 }>;

@@ -1,4 +1,4 @@
-/** Versions and machine facts for RESULTS.md. */
+/** Versions and machine facts for the bench report. */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { cpus, release, totalmem } from "node:os";

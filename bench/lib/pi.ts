@@ -142,6 +142,25 @@ export async function runPi(options: PiOptions): Promise<PiRun> {
 	return result;
 }
 
+/**
+ * `runPi`, tried again (up to `tries` times in all) when a run fails: on a shared machine one run in hundreds
+ * can be killed from outside, and a figure of 100 rounds should not be lost to it. Each retry is logged.
+ */
+export async function runPiRetrying(options: PiOptions, tries = 3): Promise<PiRun> {
+	const failures: unknown[] = [];
+	while (failures.length < tries) {
+		try {
+			return await runPi(options);
+		} catch (error) {
+			failures.push(error);
+			console.error(
+				`bench: a Pi run failed (${String(error).split("\n", 1)[0]}); ${failures.length < tries ? "trying again" : "giving up"}`,
+			);
+		}
+	}
+	throw failures.at(-1);
+}
+
 function killGroup(pid: number | undefined): void {
 	if (pid === undefined) return;
 	try {
