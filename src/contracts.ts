@@ -133,9 +133,9 @@ export interface Runtime {
 	 * writing the call that will join it), and with `tools` also the tool listing that call needs. A
 	 * failure latches exactly as a call's would, and the call reports it. With `since` (a `tools` call
 	 * begun then), a ready server lists its tools now unless it did since then: the call uses that
-	 * listing (see `tools`). Anything else: nothing.
+	 * listing (see `tools`). Anything else: nothing. True when it began a setup (the server was idle).
 	 */
-	start(server: string, options?: Readonly<{ tools?: boolean; since?: number }>): void;
+	start(server: string, options?: Readonly<{ tools?: boolean; since?: number }>): boolean;
 	/**
 	 * Compiles the output-schema check of `tool` on a server that is starting or ready, once its tool
 	 * listing is in (the model is still writing the call). Never starts a server, lists tools or sends

@@ -4,7 +4,14 @@
  * servers connect lazily on first use; `session_shutdown` tears everything down.
  */
 import { join } from "node:path";
-import { CONFIG_DIR_NAME, type ExtensionAPI, type ExtensionContext, getAgentDir } from "@earendil-works/pi-coding-agent";
+import {
+	CONFIG_DIR_NAME,
+	type ExtensionAPI,
+	type ExtensionCommandContext,
+	type ExtensionContext,
+	getAgentDir,
+	type ToolDefinition,
+} from "@earendil-works/pi-coding-agent";
 import { once } from "./async.ts";
 import type { SecretStore } from "./auth/keyring.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
@@ -13,17 +20,8 @@ import { escapeName } from "./output/text.ts";
 import type { OverflowStore } from "./output.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
-import type { Early } from "./tool/actions.ts";
-import {
-	compileArguments,
-	DESCRIPTION,
-	dueSteps,
-	loadJsonReader,
-	PROMPT_SNIPPET,
-	parameters,
-	type StreamedCall,
-	SUBCOMMANDS,
-} from "./tool/definition.ts";
+import { DESCRIPTION, PROMPT_SNIPPET, parameters, SUBCOMMANDS } from "./tool/definition.ts";
+import { createEarlyStart, type EarlyModules } from "./tool/early.ts";
 
 export const VERSION = "0.1.0";
 
@@ -115,9 +113,7 @@ type Host = Readonly<{
 		session?: Open;
 		loading?: Promise<void>;
 		ctx?: ExtensionContext;
-		/** What the early start did for each `mcp` call not yet executed, by call id. */
-		calls?: Map<string, Early>;
-	} & StreamedCall;
+	};
 }>;
 
 const envOf = (host: Host) => host.options.env ?? process.env;
@@ -160,21 +156,6 @@ async function live(host: Host): Promise<Readonly<{ session: Session & Owned; mo
 	const overflow = current.overflow ?? mods.output.createOverflowStore({ baseDir: host.options.overflowDir });
 	if (runtime !== current.runtime || overflow !== current.overflow) host.holder.session = { ...current, runtime, overflow };
 	return { session: { config: current.config, runtime, overflow, ...current.owned }, mods };
-}
-
-/**
- * One step of the early start (see `message_update`) for the server a streamed call names, once the
- * configuration is read; nothing for a server that is not configured and enabled. A step that fails is
- * left to the call, which reports it.
- */
-function early(host: Host, name: string, step: (session: Session, mods: Modules) => unknown): void {
-	(async () => {
-		await host.holder.loading?.catch(() => undefined);
-		const entry = host.holder.session?.config.servers.find((server) => server.name === name);
-		if (!entry?.enabled || !entry.config) return;
-		const { session, mods } = await live(host);
-		await step(session, mods);
-	})().catch(() => undefined);
 }
 
 /** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
@@ -248,136 +229,119 @@ function completions(host: Host, prefix: string) {
 	return items.length > 0 ? items : null;
 }
 
+/** The `mcp` tool's `execute`: the action, with a sign-in link as a result the model reads (not a crash). */
+function execute(
+	host: Host,
+	early: ReturnType<typeof createEarlyStart>,
+): ToolDefinition<typeof parameters, McpDetails>["execute"] {
+	return async (id, params, signal, onUpdate) => {
+		const written = early.take(id, params.server);
+		await host.holder.loading?.catch(() => undefined);
+		const { session, mods } = await live(host);
+		try {
+			return await mods.actions.runAction(session, params, signal, onUpdate, written);
+		} catch (error) {
+			if (!(error instanceof mods.errors.AuthRequired)) throw error;
+			const text = `authorization_required: ${error.message}`;
+			return {
+				content: [{ type: "text", text }],
+				details: { action: params.action, server: params.server, tool: params.tool, error: "authorization required" },
+				isError: true,
+			};
+		}
+	};
+}
+
+/** `/mcp`: the manager for a bare `/mcp` in the TUI, else the subcommand (each module loads only now). */
+async function command(host: Host, args: string, ctx: ExtensionCommandContext): Promise<void> {
+	await host.holder.loading;
+	const opened = host.holder.session ? await live(host) : undefined;
+	if (args.trim() === "" && ctx.mode === "tui" && opened) {
+		const { openManager } = await import("./manager/manager.ts");
+		return openManager(ctx, opened.session);
+	}
+	const { runCommand } = await import("./manager/command.ts");
+	await runCommand(args, ctx, opened?.session);
+}
+
+/** `session_start`: ends the previous session and reads the configuration (nothing connects). */
+async function startSession(host: Host, ctx: ExtensionContext): Promise<void> {
+	const { pi, holder } = host;
+	holder.ctx = ctx;
+	const loading = (async () => {
+		await endSession(host);
+		const config = await readConfig(host, ctx, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : []);
+		holder.session = newSession(host, config);
+		const problems = config.servers.filter((server) => server.error).length + config.files.filter((file) => file.error).length;
+		if (problems > 0 && ctx.hasUI) {
+			ctx.ui.notify(`pi-mcp: ${problems} configuration problem${problems === 1 ? "" : "s"}; see /mcp status`, "warning");
+		}
+	})();
+	holder.loading = loading;
+	await loading;
+}
+
+/** `mcp_servers_change`: chained on `loading`, so that `/mcp` and the tool see the new servers once applied. */
+async function changeServers(host: Host, servers: readonly ExtensionServer[], ctx: ExtensionContext): Promise<void> {
+	const { holder } = host;
+	const previous = holder.loading;
+	const loading = (async () => {
+		await previous?.catch(() => undefined);
+		const owned = holder.session?.owned;
+		if (!owned) return;
+		const config = await readConfig(host, ctx, servers);
+		// Without a runtime yet, the new configuration is what it will be created from.
+		const runtime = holder.session?.owned === owned ? holder.session.runtime : undefined;
+		await runtime?.update(config.servers);
+		const current = holder.session;
+		if (current?.owned === owned) holder.session = { ...current, config };
+	})();
+	holder.loading = loading;
+	await loading;
+}
+
+/** The early start's view of the host (see `tool/early.ts`). */
+function earlyStart(host: Host) {
+	return createEarlyStart({
+		pi: host.pi,
+		loaded: async () => host.holder.loading?.catch(() => undefined),
+		entries: () => host.holder.session?.config.servers ?? [],
+		runtime: () => host.holder.session?.runtime,
+		live: async (): Promise<Readonly<{ session: Session; mods: EarlyModules }>> => live(host),
+		preload: () => {
+			loadModules()
+				.then((mods) => mods.sdk.loadSdk())
+				.catch(() => undefined); // The call itself reports a failed load.
+		},
+	});
+}
+
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
 	const host: Host = { pi, options, holder: {} };
-	const holder = host.holder;
-
+	const early = earlyStart(host);
 	pi.registerTool<typeof parameters, McpDetails>({
 		name: "mcp",
 		label: "MCP",
 		description: DESCRIPTION,
 		promptSnippet: PROMPT_SNIPPET,
 		parameters,
-		async execute(id, params, signal, onUpdate) {
-			const written = holder.calls?.get(id);
-			holder.calls?.delete(id);
-			await holder.loading?.catch(() => undefined);
-			const { session, mods } = await live(host);
-			try {
-				return await mods.actions.runAction(session, params, signal, onUpdate, written);
-			} catch (error) {
-				if (!(error instanceof mods.errors.AuthRequired)) throw error;
-				// Sign-in needed: one link and what to do, as a result the model reads (not a crash).
-				const text = `authorization_required: ${error.message}`;
-				return {
-					content: [{ type: "text", text }],
-					details: { action: params.action, server: params.server, tool: params.tool, error: "authorization required" },
-					isError: true,
-				};
-			}
-		},
+		execute: execute(host, early),
 		renderCall: (args, theme) => renderCall(args, theme),
 		renderResult: (result, options, theme, context) => renderResult(result, options, theme, context.isError),
 	});
-
 	pi.registerCommand("mcp", {
 		description: "MCP servers: status, tools, reconnect, login, logout",
 		getArgumentCompletions: (prefix) => completions(host, prefix),
-		handler: async (args, ctx) => {
-			await holder.loading;
-			const opened = holder.session ? await live(host) : undefined;
-			if (args.trim() === "" && ctx.mode === "tui" && opened) {
-				// The interactive manager; its module loads only now (start-up stays lean).
-				const { openManager } = await import("./manager/manager.ts");
-				return openManager(ctx, opened.session);
-			}
-			const { runCommand } = await import("./manager/command.ts");
-			await runCommand(args, ctx, opened?.session);
-		},
+		handler: (args, ctx) => command(host, args, ctx),
 	});
-
-	pi.on("session_start", async (_event, ctx) => {
-		holder.ctx = ctx;
-		const loading = (async () => {
-			await endSession(host);
-			const config = await readConfig(host, ctx, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : []);
-			holder.session = newSession(host, config);
-			const problems = config.servers.filter((server) => server.error).length + config.files.filter((file) => file.error).length;
-			if (problems > 0 && ctx.hasUI) {
-				ctx.ui.notify(`pi-mcp: ${problems} configuration problem${problems === 1 ? "" : "s"}; see /mcp status`, "warning");
-			}
-		})();
-		holder.loading = loading;
-		await loading;
-	});
-
-	pi.on("mcp_servers_change", async (event, ctx) => {
-		// Chained on `loading` so that `/mcp` and the tool see the new servers once the change is applied.
-		const previous = holder.loading;
-		const loading = (async () => {
-			await previous?.catch(() => undefined);
-			const owned = holder.session?.owned;
-			if (!owned) return;
-			const config = await readConfig(host, ctx, event.servers);
-			// Without a runtime yet, the new configuration is what it will be created from.
-			const runtime = holder.session?.owned === owned ? holder.session.runtime : undefined;
-			await runtime?.update(config.servers);
-			const current = holder.session;
-			if (current?.owned === owned) holder.session = { ...current, config };
-		})();
-		holder.loading = loading;
-		await loading;
-	});
-
-	// While the model is still writing an `mcp` call, prepare what the call will need: Pi's check of its
-	// arguments and the modules behind the tool with the MCP SDK (100–150 ms inside Pi); once the streamed
-	// arguments name an action that connects and an enabled server, that server's shared setup (the call
-	// joins it), with its tool listing for `call`, `describe` and `tools` (a ready server lists anew for
-	// `tools`: sent while the call is written, it is as new as the call's own), or the listing a `resources`,
-	// `templates` or `prompts` call needs (sent once per call, connected or not); then the output check of the
-	// tool a `call` names and the search index of a `tools` query. A name counts as written at its closing
-	// quote (`endedSoFar`), so the server gets every delta's head start; a real model streams the rest of the
-	// call for longer than a local server takes to start. Nothing loads unless the model calls the tool, and
-	// nothing else connects early.
-	pi.on("message_update", (event) => {
-		const update = event.assistantMessageEvent;
-		if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return;
-		const block = update.type === "toolcall_end" ? update.toolCall : update.partial.content[update.contentIndex];
-		if (block?.type !== "toolCall" || block.name !== "mcp") return;
-		const servers = holder.session?.config.servers.some((entry) => entry.enabled && entry.config) === true;
-		if (update.type === "toolcall_start") {
-			compileArguments().catch(() => undefined);
-			if (servers) {
-				// A few entries at most: calls the model never completed are dropped with the next ones.
-				if (!holder.calls || holder.calls.size >= 16) holder.calls = new Map();
-				holder.calls.set(block.id, { begun: performance.now() });
-				holder.streamed = { id: block.id, raw: "" };
-				loadJsonReader().catch(() => undefined);
-				loadModules()
-					.then((mods) => mods.sdk.loadSdk())
-					.catch(() => undefined); // The call itself reports a failed load.
-			}
-			return;
-		}
-		if (!servers) return;
-		const delta = update.type === "toolcall_delta" ? update.delta : undefined;
-		const { named, called, searched } = dueSteps(holder, block.id, block.arguments, update.type === "toolcall_end", delta);
-		if (named) {
-			const tools = named.action === "call" || named.action === "describe" || named.action === "tools";
-			const call = holder.calls?.get(block.id);
-			early(host, named.server, (session, mods) => {
-				session.runtime.start(named.server, { tools, since: named.action === "tools" ? call?.begun : undefined });
-				// The listing a `resources`, `templates` or `prompts` call needs, unless the call already runs.
-				if (call && holder.calls?.get(block.id) === call && mods.actions.isListAction(named.action))
-					call.listing = mods.actions.listEarly(session.runtime, named.server, named.action);
-			});
-		}
-		if (called) early(host, called.server, (session) => session.runtime.prepare(called.server, called.tool));
-		if (searched) early(host, searched, (session, mods) => mods.listing.prepareSearch(session, searched));
-	});
-
+	pi.on("session_start", (_event, ctx) => startSession(host, ctx));
+	pi.on("mcp_servers_change", (event, ctx) => changeServers(host, event.servers, ctx));
+	pi.on("message_update", (event) => early.update(event));
+	pi.on("tool_execution_end", (event) => early.ended(event.toolCallId));
+	pi.on("turn_end", () => early.sweep());
+	pi.on("agent_end", () => early.sweep());
 	pi.on("session_shutdown", async () => {
-		await holder.loading?.catch(() => undefined);
+		await host.holder.loading?.catch(() => undefined);
 		await endSession(host);
 	});
 }

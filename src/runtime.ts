@@ -157,18 +157,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
 		start(name, startOptions = {}) {
 			const entry = t.entries.get(name);
-			if (!entry?.enabled || entry.config === undefined || entry.error !== undefined) return;
-			if (t.shutdown.signal.aborted) return;
+			if (!entry?.enabled || entry.config === undefined || entry.error !== undefined) return false;
+			if (t.shutdown.signal.aborted) return false;
 			const current = connection(t, name);
 			if (current.state === "ready" && startOptions.since !== undefined) {
 				index(t, name, current.live, startOptions.since).catch(() => undefined); // The call reports a failure.
-				return;
+				return false;
 			}
-			if (current.state !== "idle") return;
+			if (current.state !== "idle") return false;
 			const setup = ready(t, name);
 			const listed = startOptions.tools ? setup.then((live) => index(t, name, live, HELD)) : setup;
 			// The call that joins this setup (or listing) reports its failure.
 			listed.catch(() => undefined);
+			return true;
 		},
 
 		async prepare(name, toolName) {

@@ -52,6 +52,8 @@ export type RawServer = Transport &
 		cwd?: string;
 		headers: Readonly<Record<string, string>>;
 		enabled: boolean;
+		/** Whether the server may start while the model is still writing a call to it (default true). */
+		earlyStart?: boolean;
 		description?: string;
 		/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
 		requestTimeoutMs?: number;
@@ -108,7 +110,16 @@ export const PROTOCOL_MODES: readonly ProtocolMode[] = ["auto", "legacy", "2026-
 /** Server names are used in commands and messages; Pi allows the same set. */
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-const COMMON_KEYS = ["type", "enabled", "disabled", "description", "timeout", "requestTimeoutMs", "protocolVersion"];
+const COMMON_KEYS = [
+	"type",
+	"enabled",
+	"disabled",
+	"earlyStart",
+	"description",
+	"timeout",
+	"requestTimeoutMs",
+	"protocolVersion",
+];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
 const PI_ONLY_KEYS = ["exposure", "toolExposure"];
@@ -178,6 +189,11 @@ function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
 	if (unknown === undefined) return;
 	const hint = KEY_HINTS[unknown];
 	fail(`field "${prefix}${unknown}" is not supported${hint ? `; ${hint}` : ""}`);
+}
+
+function earlyStartFlag(raw: Fields): boolean {
+	if (raw.earlyStart !== undefined && typeof raw.earlyStart !== "boolean") fail('field "earlyStart" must be true or false');
+	return raw.earlyStart !== false;
 }
 
 function enabledFlag(raw: Fields): boolean {
@@ -307,6 +323,7 @@ function serverShape(raw: Fields): RawServer {
 		cwd,
 		headers: stringMap(raw, "headers"),
 		enabled: enabledFlag(raw),
+		earlyStart: earlyStartFlag(raw),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
 	};

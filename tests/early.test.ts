@@ -18,19 +18,20 @@ import { createOverflowStore } from "../src/output.ts";
 import { outputChecks } from "../src/runtime/open.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { indexOf } from "../src/search/rank.ts";
-import { type Early, listEarly, runAction } from "../src/tool/actions.ts";
+import { listEarly, runAction } from "../src/tool/actions.ts";
+import { parameters } from "../src/tool/definition.ts";
 import {
 	type ArgumentCheck,
 	compileArgumentCheck,
 	dueSteps,
+	type Early,
 	endedIn,
 	loadJsonReader,
-	parameters,
 	type StreamedCall,
 	streamedSearch,
 	streamedServer,
 	streamedTool,
-} from "../src/tool/definition.ts";
+} from "../src/tool/early.ts";
 import { prepareSearch } from "../src/tool/listing.ts";
 import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
 import { CRASH, count, HANG, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, startHttpFixture } from "./helpers/servers.ts";

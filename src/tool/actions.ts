@@ -12,7 +12,8 @@ import { isAppResource, present, promptResultParts, resourceResultParts, toolRes
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
-import { ACTIONS, type Params } from "./definition.ts";
+import { ACTIONS, type ListAction, type Params } from "./definition.ts";
+import type { Early } from "./early.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import { modelStatus } from "./status.ts";
 
@@ -94,7 +95,6 @@ type Listings = Readonly<{
 	templates: ListResourceTemplatesResult;
 	prompts: ListPromptsResult;
 }>;
-export type ListAction = keyof Listings;
 
 const LISTINGS: {
 	readonly [A in ListAction]: Readonly<{
@@ -118,22 +118,12 @@ const LISTINGS: {
 
 export const isListAction = (action: string): action is ListAction => Object.hasOwn(LISTINGS, action);
 
-/**
- * What the early start did for one call while the model wrote it (`message_update` in `index.ts`): when
- * the model began (`performance.now()`; a tool listing sent since then is as new as the call's own), and
- * the listing request of a `resources`, `templates` or `prompts` call, sent once its server was named.
- */
-export type Early = {
-	readonly begun: number;
-	listing?: Readonly<{ server: string; action: ListAction; sent: Promise<unknown> }>;
-};
-
 function sendListing<A extends ListAction>(runtime: Runtime, server: string, action: A, signal?: AbortSignal) {
 	const { what, capability, run } = LISTINGS[action];
 	return runtime.request(server, what, capability, run, signal);
 }
 
-/** Sends the listing `action` needs now, for the call being written; that call reports a failure. */
+/** Sends the listing `action` needs now, for the call being written (`early.ts`); that call reports a failure. */
 export function listEarly(runtime: Runtime, server: string, action: ListAction): NonNullable<Early["listing"]> {
 	const sent = sendListing(runtime, server, action);
 	sent.catch(() => undefined);
