@@ -1,8 +1,8 @@
 /**
- * The shape of src/ (#16): files import downward in at most five floors (the longest import chain,
- * type-only and lazy `import()` included) with no cycle; each room (a seed module with the folder of
- * the same name beside it, or a folder of its own) sits on a declared floor and imports only rooms on
- * its own floor or below; no file passes 400 lines, no function ~100 (`installMcp` 60).
+ * The shape of src/ (#16): each room (a seed module with the folder of the same name beside it, or a
+ * folder of its own, or a shared file) sits on one of five declared floors and imports only rooms on its
+ * own floor or below (imports counted: type-only, lazy `import()` and re-exports included); no cycle
+ * between rooms or between files; no file passes 400 lines, no function ~100 (`installMcp` 60).
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
@@ -93,17 +93,15 @@ function floors(
 	return { floor, chain, cycle: found.cycle };
 }
 
-test("src/ files import downward in at most five floors, with no cycle", () => {
+test("src/ files import with no cycle", () => {
 	const edges = graph();
 	assert.ok(edges.size > 20, `read the modules of src/ (${edges.size})`);
 	assert.ok(
 		[...edges.keys()].some((file) => file.includes("/")) && [...edges.values()].some((imports) => imports.length > 0),
 		"the import reader finds files in folders, and imports",
 	);
-	const { floor, chain, cycle } = floors(edges);
+	const { cycle } = floors(edges);
 	assert.equal(cycle, undefined, `an import cycle: ${cycle?.join(" → ")}`);
-	const tallest = [...floor.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
-	assert.ok(tallest[1] <= MAX_FLOORS, `${tallest[1]} floors: ${chain.get(tallest[0])?.join(" → ")}`);
 });
 
 test("each room imports only rooms on its own floor or below, and the rooms form no cycle", () => {
@@ -125,9 +123,11 @@ test("each room imports only rooms on its own floor or below, and the rooms form
 		}
 	}
 	assert.deepEqual(upward, [], "imports that go up a floor");
-	const { cycle } = floors(new Map([...roomEdges].map(([room, to]) => [room, [...to]])));
+	const { floor, chain, cycle } = floors(new Map([...roomEdges].map(([room, to]) => [room, [...to]])));
 	assert.equal(cycle, undefined, `rooms in a cycle: ${cycle?.join(" → ")}`);
-	assert.ok(Math.max(...Object.values(FLOORS)) < MAX_FLOORS, "at most five floors of rooms");
+	assert.ok(Math.max(...Object.values(FLOORS)) < MAX_FLOORS, "at most five declared floors");
+	const tallest = [...floor.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
+	assert.ok(tallest[1] <= MAX_FLOORS, `${tallest[1]} floors of rooms: ${chain.get(tallest[0])?.join(" → ")}`);
 });
 
 test("the floor count sees type-only, lazy and re-exported imports, in folders (the reader can fail)", () => {

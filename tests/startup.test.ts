@@ -54,32 +54,34 @@ test("registration and session_start load only index, tool, config, schema, rend
 
 	assert.deepEqual(phase(undefined, "-- registered"), [
 		"async.ts",
-		"config-check.ts",
 		"config.ts",
+		"config/values.ts",
 		"index.ts",
+		"output/text.ts",
 		"render.ts",
 		"schema.ts",
-		"text.ts",
-		"tool.ts",
+		"tool/definition.ts",
+		"tool/early.ts",
 	]);
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
 	const status = lines.find((line) => line.startsWith("-- status:"));
 	assert.equal(status, "-- status: s1: idle · stdio");
 	assert.deepEqual(phase("-- session started", status), [
-		"actions.ts",
-		"bounded.ts",
-		"connect.ts",
-		"connections.ts",
-		"content.ts",
 		"errors.ts",
-		"failures.ts",
-		"listing.ts",
 		"output.ts",
-		"processes.ts",
+		"output/content.ts",
+		"proc.ts",
 		"runtime.ts",
+		"runtime/failures.ts",
+		"runtime/open.ts",
+		"runtime/processes.ts",
+		"runtime/stderr-tail.ts",
+		"runtime/table.ts",
+		"runtime/visible-tools.ts",
 		"sdk.ts",
-		"status.ts",
-		"toolindex.ts",
+		"tool/actions.ts",
+		"tool/listing.ts",
+		"tool/status.ts",
 	]);
 	// The model starting an `mcp` call loads the SDK while the arguments stream (nothing connects).
 	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts"]);

@@ -1,18 +1,19 @@
 /**
  * The connection table's operations: per-server state records (replaced whole, re-read after every
  * `await`), the shared setup, the coalesced tool listing, failures turned into errors naming the
- * server, and status. How one server is opened and closed is not known here: `runtime.ts` builds
- * the table with its `open` and `close` (bound to `connect.ts`) and holds the `Runtime` face.
+ * server, one tool call, and status; one lookup of a server (`configOf`: configured, usable, enabled).
+ * How one server is opened and closed is `open.ts`'s; `runtime.ts` holds the `Runtime` face over this.
  */
-import type { AuthProvider, Tool } from "@modelcontextprotocol/client";
-import { awaitWith } from "../async.ts";
-import type { Live, RuntimeOptions, ServerStatus } from "../contracts.ts";
+import type { AuthProvider, CallToolResult, Tool } from "@modelcontextprotocol/client";
+import { awaitWith, settledWithin } from "../async.ts";
+import type { CallOptions, Live, RuntimeOptions, ServerStatus } from "../contracts.ts";
 import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "../errors.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 import { loadSdk } from "../sdk.ts";
-import { requestError, setupError } from "./failures.ts";
+import { closedError, requestError, setupError } from "./failures.ts";
+import { closeLive, openServer } from "./open.ts";
 import { TailBuffer } from "./stderr-tail.ts";
 import { nextIndex, type ToolIndex } from "./visible-tools.ts";
 
@@ -23,8 +24,7 @@ export type Connection =
 	| Readonly<{ state: "failed"; error: Error }>;
 
 /**
- * One runtime's state: its options, the entries, the connection records, stderr tails and its
- * shutdown, and how to open one server (credentials first, nothing started on failure) and close one.
+ * One runtime's state: its options, the entries, the connection records, stderr tails and its shutdown.
  */
 export type Table = Readonly<{
 	options: RuntimeOptions;
@@ -32,8 +32,6 @@ export type Table = Readonly<{
 	connections: Map<string, Connection>;
 	stderrTails: Map<string, TailBuffer>;
 	shutdown: AbortController;
-	open: (config: ServerConfig, signal: AbortSignal) => Promise<Live>;
-	close: (live: Live) => Promise<void>;
 }>;
 
 export function connection(t: Table, name: string): Connection {
@@ -113,7 +111,7 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 		.then(() => {
 			timer.handle = setTimeout(() => abort.abort(new Error("setup timeout")), config.requestTimeoutMs);
 			timer.handle.unref();
-			return t.open(config, abort.signal);
+			return openFor(t, config, abort.signal);
 		})
 		.then(
 			(live) => {
@@ -123,7 +121,7 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 					return live;
 				}
 				// Superseded by a reconnect or shutdown while connecting: close what we opened.
-				return t.close(live).then(() => {
+				return closeLive(live).then(() => {
 					throw new CallFailed(name, `the connection to MCP server "${name}" was reset while starting`, "closed");
 				});
 			},
@@ -248,7 +246,7 @@ export async function reset(t: Table, name: string): Promise<void> {
 		current.abort.abort(new Error("reset"));
 		await current.setup.catch(() => undefined);
 	}
-	if (current.state === "ready") await t.close(current.live);
+	if (current.state === "ready") await closeLive(current.live);
 }
 
 export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
@@ -273,4 +271,111 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 		serverName: current.live.serverName ? sanitize(current.live.serverName) : undefined,
 		toolCount: current.index?.tools.length,
 	};
+}
+
+/**
+ * Opens one server for the table: its credentials, stderr tail, step-up mapping and close handling.
+ * Credentials are checked before anything connects: a missing one never costs a process or a request.
+ */
+export async function openFor(t: Table, config: ServerConfig, signal: AbortSignal): Promise<Live> {
+	const name = config.name;
+	const authProvider = await credentials(t, config, signal);
+	const tail = tailOf(t, name);
+	return openServer(config, {
+		clientInfo: t.options.clientInfo,
+		signal,
+		authProvider,
+		tail,
+		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
+		onClose: (live) => {
+			const current = connection(t, name);
+			if (current.state !== "ready" || current.live !== live) return;
+			t.connections.set(name, { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) });
+		},
+	});
+}
+
+/**
+ * The tool listing of a starting or ready server, once in: only one already held or in flight (the early
+ * start's), so this never sends a request. Undefined without one, or when the setup or listing fails (the
+ * call reports that).
+ */
+export async function heldListing(t: Table, name: string): Promise<Readonly<{ live: Live; index: ToolIndex }> | undefined> {
+	const current = connection(t, name);
+	if (current.state !== "connecting" && current.state !== "ready") return undefined;
+	try {
+		const live = current.state === "ready" ? current.live : await current.setup;
+		const now = connection(t, name);
+		if (now.state !== "ready" || now.live !== live) return undefined;
+		const index = await (now.listing ?? now.index);
+		return index ? { live, index } : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** One tool call on a server's client, connecting first if needed; errors name the server and the tool. */
+export async function callTool(
+	t: Table,
+	name: string,
+	toolName: string,
+	args: Record<string, unknown>,
+	callOptions: CallOptions,
+): Promise<CallToolResult> {
+	const { signal, onProgress } = callOptions;
+	const { live, tool } = await visibleTool(t, name, toolName, signal);
+	const timeout = configOf(t, name).requestTimeoutMs;
+	// The caller's signal goes straight through (AbortSignal.any costs ~9 µs a call); shutdown closes
+	// every client, which rejects calls in flight, and callError names the session's end.
+	try {
+		return (await live.client.callTool(
+			{ name: toolName, arguments: args },
+			{
+				signal,
+				timeout,
+				resetTimeoutOnProgress: true,
+				maxTotalTimeout: Math.max(timeout, 30 * 60_000),
+				toolDefinition: tool,
+				...(onProgress
+					? {
+							onprogress: (p: { progress: number; total?: number; message?: string }) =>
+								onProgress({ progress: p.progress, total: p.total, message: p.message ? sanitize(p.message) : undefined }),
+						}
+					: {}),
+			},
+		)) as CallToolResult;
+	} catch (error) {
+		throw await callError(t, name, error, signal, toolName);
+	}
+}
+
+/** Replaces the entries; connections whose entry changed or vanished are closed. */
+export async function update(t: Table, servers: readonly ServerEntry[]): Promise<void> {
+	const next = new Map(servers.map((entry) => [entry.name, entry]));
+	const changed = [...t.entries.keys()].filter((name) => JSON.stringify(t.entries.get(name)) !== JSON.stringify(next.get(name)));
+	t.entries.clear();
+	for (const [name, entry] of next) t.entries.set(name, entry);
+	await Promise.all(changed.map((name) => reset(t, name)));
+	for (const name of changed) if (!next.has(name)) t.connections.delete(name);
+}
+
+/** How long `dispose` waits for an aborted setup to wind down. */
+const SHUTDOWN_SETUP_WAIT_MS = 2000;
+
+/** Aborts everything, closes every client and kills every process group. Idempotent. */
+export async function dispose(t: Table): Promise<void> {
+	if (!t.shutdown.signal.aborted) t.shutdown.abort(new Error("shutdown"));
+	const all = [...t.connections.entries()];
+	for (const [name] of all) t.connections.set(name, { state: "idle" });
+	await Promise.all(
+		all.map(async ([, current]) => {
+			if (current.state === "connecting") {
+				current.abort.abort(new Error("shutdown"));
+				// An aborted setup ends promptly (it closes what it opened); the bound is a backstop so that
+				// nothing it waits on can keep Pi from exiting.
+				await settledWithin(current.setup, SHUTDOWN_SETUP_WAIT_MS);
+			}
+			if (current.state === "ready") await closeLive(current.live);
+		}),
+	);
 }

@@ -20,8 +20,11 @@ const DEFAULT_LIMIT = 50;
 /** Results of a search shown when `limit` is not given (a listing shows 50). */
 export const SEARCH_LIMIT = 10;
 
-/** A page of a list: `limit` items from the numeric `cursor` on, and how to get the next page. */
-export function page<T>(items: readonly T[], params: Params): { shown: readonly T[]; more: string } {
+/** A page of a list: `limit` items from the numeric `cursor` on, how many are left and where they begin. */
+export function page<T>(
+	items: readonly T[],
+	params: Params,
+): Readonly<{ shown: readonly T[]; rest: number; next: number; more: string }> {
 	const offset = params.cursor === undefined ? 0 : Number.parseInt(params.cursor, 10);
 	if (!Number.isInteger(offset) || offset < 0)
 		throw new Error(`mcp ${params.action}: "cursor" must be a cursor from a previous page`);
@@ -29,7 +32,8 @@ export function page<T>(items: readonly T[], params: Params): { shown: readonly 
 	if (limit > MAX_LIMIT) throw new Error(`mcp ${params.action}: "limit" is at most ${MAX_LIMIT}`);
 	const shown = items.slice(offset, offset + limit);
 	const rest = items.length - offset - shown.length;
-	return { shown, more: rest > 0 ? `\n… ${rest} more: cursor ${offset + shown.length}` : "" };
+	const next = offset + shown.length;
+	return { shown, rest, next, more: rest > 0 ? `\n… ${rest} more: cursor ${next}` : "" };
 }
 
 export function blocksResult(details: McpDetails, content: PiBlock[], info: McpDetails["output"], isError = false): Result {
@@ -52,6 +56,9 @@ const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" :
 const matchText = (n: number, query: string): string =>
 	`${count(n, "tool")} ${n === 1 ? "matches" : "match"} "${shortText(query, 60)}"`;
 
+/** One page of a `tools` listing as records: its header, one line per tool, and the rest after it. */
+type Listing = Readonly<{ header: string; lines: readonly string[]; rest: number; next: number; more: string }>;
+
 /**
  * Runs `tools` for one server (`server` given) or, with a query and no server, for every enabled server.
  * The server lists its tools anew, unless it did at or after `since` (see `Runtime.tools`).
@@ -69,23 +76,36 @@ export async function toolsAction(
 			throw new Error(
 				'mcp tools: give "server" to list its tools, or "query" to search every server; action "status" lists servers',
 			);
-		return searchAll(session, params, query, signal);
+		return searchAll(session, params, query, signal, since);
 	}
+	const listing = await serverListing(session, params, server, query, signal, since);
+	return listingResult(session, params, listing.header, listing.lines, listing.more);
+}
+
+/** One server's tools, or those matching `query` best first, one page of them. */
+async function serverListing(
+	session: Session,
+	params: Params,
+	server: string,
+	query: string | undefined,
+	signal: AbortSignal | undefined,
+	since?: number,
+): Promise<Listing> {
 	const tools = await session.runtime.tools(server, signal, since);
 	if (query === undefined) {
-		const { shown, more } = page(tools, params);
-		const lines = shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
-		return listingResult(session, params, `${escapeName(server)}: ${count(tools.length, "tool")}`, lines, more);
+		const paged = page(tools, params);
+		const lines = paged.shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
+		return { ...paged, header: `${escapeName(server)}: ${count(tools.length, "tool")}`, lines };
 	}
 	const { indexOf, search } = await import("../search/rank.ts");
 	const hits = search(indexOf([{ server, tools }]), query, tools.length);
-	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
-	const lines = shown.map((hit) => toolEntry(escapeName(hit.tool.name), hit.tool.description));
+	const paged = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
+	const lines = paged.shown.map((hit) => toolEntry(escapeName(hit.tool.name), hit.tool.description));
 	const header =
 		hits.length > 0
 			? `${escapeName(server)}: ${matchText(hits.length, query)}, best first`
 			: `${escapeName(server)}: no tool matches "${shortText(query, 60)}" (${count(tools.length, "tool")}; list them without "query")`;
-	return listingResult(session, params, header, lines, more);
+	return { ...paged, header, lines };
 }
 
 /**
@@ -98,30 +118,67 @@ export async function prepareSearch(session: Session, server: string): Promise<v
 	if (tools) indexOf([{ server, tools }]);
 }
 
-type Searched = Readonly<{ server: string; tools: readonly Tool[] }> | Readonly<{ server: string; error: Error }>;
+type Searched =
+	| Readonly<{ server: string; tools: readonly Tool[] }>
+	| Readonly<{ server: string; error: Error }>
+	| Readonly<{ server: string; late: true }>;
 
 /**
- * A query over every enabled server. Servers not connected yet are connected now, in parallel, each
- * bounded by its own setup and request timeouts; one that fails adds a line naming it and its
- * error, and the others still answer.
+ * How long a search across servers waits for servers still starting or listing, from when the call
+ * begins executing. Those that take longer are named in the answer and keep starting: a later search
+ * (or a call naming the server) includes them. One slow server never holds back the others' results.
  */
-async function searchAll(session: Session, params: Params, query: string, signal: AbortSignal | undefined): Promise<Result> {
+export const SEARCH_WAIT_MS = 2000;
+
+/** Each server's tools, or its failure, or `late` for one that has not listed within `SEARCH_WAIT_MS`. */
+async function listAll(
+	session: Session,
+	names: readonly string[],
+	signal: AbortSignal | undefined,
+	since: number | undefined,
+): Promise<readonly Searched[]> {
+	const timer: { handle?: ReturnType<typeof setTimeout> } = {};
+	const late = new Promise<void>((resolve) => {
+		timer.handle = setTimeout(resolve, SEARCH_WAIT_MS);
+	});
+	try {
+		return await Promise.all(
+			names.map((server) => {
+				const listed = session.runtime.tools(server, signal, since).then(
+					(tools): Searched => ({ server, tools }),
+					(error: Error): Searched => ({ server, error }),
+				);
+				return Promise.race([listed, late.then((): Searched => ({ server, late: true }))]);
+			}),
+		);
+	} finally {
+		clearTimeout(timer.handle);
+	}
+}
+
+/**
+ * A query over every enabled server. Servers not connected yet are connected now (the early start began
+ * them while the model wrote the call), in parallel, each bounded by its own timeouts; the answer comes from
+ * those that listed within `SEARCH_WAIT_MS`, with a line naming each server still starting and each that
+ * failed (its error's first line).
+ */
+async function searchAll(
+	session: Session,
+	params: Params,
+	query: string,
+	signal: AbortSignal | undefined,
+	since?: number,
+): Promise<Result> {
 	const names = session.runtime
 		.status()
 		.filter((status) => status.state !== "disabled" && status.state !== "invalid")
 		.map((status) => status.name);
 	if (names.length === 0) throw new Error('mcp tools: no MCP server is enabled; action "status" shows the configuration');
-	const searched = await Promise.all(
-		names.map((server) =>
-			session.runtime.tools(server, signal).then(
-				(tools): Searched => ({ server, tools }),
-				(error: Error): Searched => ({ server, error }),
-			),
-		),
-	);
+	const searched = await listAll(session, names, signal, since);
 	if (signal?.aborted) throw new Error("mcp tools: the search was cancelled");
 	const sources = searched.flatMap((entry) => ("tools" in entry ? [entry] : []));
 	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));
+	const waiting = searched.flatMap((entry) => ("late" in entry ? [entry.server] : []));
 	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
 	const { indexOf, search } = await import("../search/rank.ts");
 	const hits = search(indexOf(sources), query, total);
@@ -129,6 +186,11 @@ async function searchAll(session: Session, params: Params, query: string, signal
 	const lines = [
 		...shown.map((hit) => toolEntry(`${escapeName(hit.server)}/${escapeName(hit.tool.name)}`, hit.tool.description)),
 		...failed.map((entry) => `${escapeName(entry.server)}: not searched — ${shortText(entry.error.message.split("\n")[0], 300)}`),
+		...(waiting.length > 0
+			? [
+					`still starting, not searched: ${waiting.map(escapeName).join(", ")} (search again, or name the server, to include ${waiting.length === 1 ? "it" : "them"})`,
+				]
+			: []),
 	];
 	const across = `across ${count(sources.length, "server")}`;
 	const header =
@@ -139,8 +201,8 @@ async function searchAll(session: Session, params: Params, query: string, signal
 }
 
 /**
- * The `tools` action's listing for a query, every page of it (its header and one line per tool):
- * the action's search decides what matches. For `pi-mcp tools`; the caller has checked the server.
+ * The `tools` action's listing for a query, every page of it (its header and one line per tool): the
+ * action's search decides what matches. For `pi-mcp tools`; the caller has checked the server.
  */
 export async function toolListing(
 	session: Session,
@@ -148,19 +210,14 @@ export async function toolListing(
 	query: string | undefined,
 	signal?: AbortSignal,
 ): Promise<Readonly<{ header: string; lines: readonly string[] }>> {
-	type Listing = Readonly<{ header: string; lines: readonly string[] }>;
 	const pages = async (cursor: string | undefined, found: readonly string[]): Promise<Listing> => {
 		const params: Params = { action: "tools", server, query, limit: MAX_LIMIT, cursor };
-		const result = await toolsAction(session, params, server, signal);
-		const [header = "", ...rest] = result.content
-			.map((block) => (block.type === "text" ? block.text : ""))
-			.join("\n")
-			.split("\n");
-		const next = /^… \d+ more: cursor (\d+)$/.exec(rest.at(-1) ?? "")?.[1];
-		const lines = [...found, ...(next ? rest.slice(0, -1) : rest)];
-		return next ? pages(next, lines) : { header, lines };
+		const listing = await serverListing(session, params, server, query?.trim() ? query : undefined, signal);
+		const lines = [...found, ...listing.lines];
+		return listing.rest > 0 ? pages(String(listing.next), lines) : { ...listing, lines };
 	};
-	return pages(undefined, []);
+	const { header, lines } = await pages(undefined, []);
+	return { header, lines };
 }
 
 /** The definitions of the tools in `toolListing`, in its order: the same search, on the same cached index. */
