@@ -1,0 +1,212 @@
+/**
+ * The early start's bounds (issue 17, item 2) and the search across servers that never waits on the
+ * slowest (issue 20, items 1-2), in the real Pi with the faux model: nothing starts while `mcp` is not an
+ * active tool or for `"earlyStart": false`; a server begun for a call Pi blocks or rejects is closed when
+ * Pi reports that call's end; two calls streaming at once do their early work once each; a search
+ * without a server starts every server while it is written, answers without the slow one, names it, and
+ * a later search includes it.
+ */
+import assert from "node:assert/strict";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { Runtime, Session } from "../src/contracts.ts";
+import type { ServerEntry } from "../src/schema.ts";
+import { createEarlyStart, type EarlyModules } from "../src/tool/early.ts";
+import { makeSandbox, runPiJson, type Step, toolResults } from "./helpers/pi.ts";
+import { readWire, SERVER, startedPids } from "./helpers/servers.ts";
+
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const BLOCK = new URL("./fixtures/block-mcp.ts", import.meta.url).pathname;
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+	await Promise.all(cleanups.map((cleanup) => cleanup()));
+});
+
+async function runInPi(
+	script: readonly Step[],
+	options: Readonly<{
+		servers?: (log: string) => Record<string, unknown>;
+		env?: (log: string) => Record<string, string>;
+		args?: readonly string[];
+		extensions?: readonly string[];
+	}> = {},
+) {
+	const sandbox = await makeSandbox();
+	cleanups.push(() => sandbox.cleanup());
+	const log = join(sandbox.root, "wire.log");
+	const servers = options.servers?.(log) ?? {
+		fx: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+	};
+	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	const run = await runPiJson({
+		sandbox,
+		extensions: [...(options.extensions ?? []), EXTENSION],
+		prompt: "go",
+		script,
+		args: options.args,
+		env: { PI_FAUX_TOKENS_PER_SECOND: "50", ...options.env?.(log) },
+		timeoutMs: 90_000,
+	});
+	return { run, log };
+}
+
+const echo = { tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "hi" } } };
+const status = { tool: "mcp", args: { action: "status" } };
+
+describe("the early start's bounds in a real Pi", () => {
+	test("a call another extension blocks: the server begun while it was written is closed at its end", async () => {
+		const { run, log } = await runInPi([echo, status, { text: "done" }], {
+			extensions: [BLOCK],
+			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [blocked, state] = toolResults(run.events);
+		assert.match(blocked?.text ?? "", /user denied/);
+		const wire = readWire(log);
+		assert.ok(startedPids(wire).length >= 1, "the early start began the server");
+		assert.equal(wire.filter((line) => line.method === "tools/call").length, 0);
+		assert.match(state?.text ?? "", /^fx: idle/m, "closed at the blocked call's end, not left running");
+	});
+
+	test("a call Pi rejects (invalid arguments) or blocks leaves the server idle for the next call", async () => {
+		const invalid = { tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "x" }, limit: 999 } };
+		const { run } = await runInPi([invalid, status, { text: "done" }], {
+			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [rejected, state] = toolResults(run.events);
+		assert.equal(rejected?.isError, true);
+		assert.match(state?.text ?? "", /^fx: idle/m, "closed at the rejected call's end, not left running");
+	});
+
+	test("nothing starts early while mcp is not an active tool", async () => {
+		const { run, log } = await runInPi([echo, { text: "done" }], { args: ["--tools", "read"] });
+		assert.equal(run.code, 0, run.stderr);
+		assert.deepEqual(startedPids(readWire(log)), [], "no server process was started");
+	});
+
+	test('"earlyStart": false: the server starts only once the call runs', async () => {
+		const { run, log } = await runInPi([echo, { text: "done" }], {
+			servers: (log) => ({
+				fx: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, earlyStart: false },
+			}),
+			env: (log) => ({ PI_FAUX_EVENT_LOG: log }),
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const wire = readWire(log);
+		const executed = wire.findIndex((line) => line.event === "tool_call");
+		const started = wire.findIndex((line) => line.event === "start");
+		assert.ok(executed >= 0 && started > executed, `started after Pi executed the call: ${JSON.stringify(wire)}`);
+		assert.match(toolResults(run.events)[0]?.text ?? "", /hi/);
+	});
+});
+
+describe("a search without a server", () => {
+	const servers = (log: string, slow?: number) => ({
+		a: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+		b: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
+		...(slow
+			? {
+					slow: {
+						command: "sh",
+						args: ["-c", `sleep ${slow}; exec "$0" "$@"`, process.execPath, SERVER, "stdio"],
+						env: { FIXTURE_LOG: log },
+						protocolVersion: "legacy",
+					},
+				}
+			: {}),
+	});
+	const search = { tool: "mcp", args: { action: "tools", query: "echo text" } };
+
+	test("every server starts while the search is written", async () => {
+		const { run, log } = await runInPi([search, { text: "done" }], {
+			servers: (log) => servers(log),
+			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const wire = readWire(log);
+		assert.deepEqual(
+			wire.find((line) => line.event === "toolcall_end"),
+			{ event: "toolcall_end", seen: true },
+			"a server listed its tools before the call's end",
+		);
+		assert.match(toolResults(run.events)[0]?.text ?? "", /across 2 servers/);
+	});
+
+	test("a slow server does not hold the result back, is named, and a later search includes it", async () => {
+		const wait = { tool: "bash", args: { command: "sleep 9" } };
+		const { run } = await runInPi([search, wait, search, { text: "done" }], {
+			servers: (log) => servers(log, 5),
+			// The call's end waits for a fast server's listing (a loaded machine may take seconds to start one).
+			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [first, , second] = toolResults(run.events);
+		assert.match(first?.text ?? "", /across [12] servers?, best first/, "the fast servers' results, without the slow one");
+		assert.match(first?.text ?? "", /still starting, not searched: slow/);
+		assert.match(second?.text ?? "", /across 3 servers/);
+		assert.doesNotMatch(second?.text ?? "", /still starting/);
+	});
+});
+
+describe("two calls streaming at once (alternating updates)", () => {
+	test("each call's early work happens once", async () => {
+		const starts: string[] = [];
+		const listings: string[] = [];
+		const runtime = {
+			start: (name: string) => {
+				starts.push(name);
+				return true;
+			},
+			reset: async () => undefined,
+		} as unknown as Runtime;
+		const mods: EarlyModules = {
+			actions: {
+				isListAction: (action: string): action is "resources" => action === "resources",
+				listEarly: (_runtime, server, action) => {
+					listings.push(server);
+					return { server, action, sent: Promise.resolve() };
+				},
+			},
+			listing: { prepareSearch: async () => undefined },
+			sdk: { loadSdk: async () => undefined },
+		};
+		const entry = (name: string): ServerEntry => ({
+			name,
+			source: { kind: "user", path: "/x" },
+			enabled: true,
+			ignoredKeys: [],
+			config: { name } as unknown as NonNullable<ServerEntry["config"]>,
+		});
+		const early = createEarlyStart({
+			pi: { getActiveTools: () => ["mcp"] } as unknown as ExtensionAPI,
+			loaded: async () => undefined,
+			entries: () => [entry("fx")],
+			runtime: () => runtime,
+			live: async () => ({ session: { runtime } as unknown as Session, mods }),
+			preload: () => undefined,
+		});
+		const update = (id: string, type: string, args: Record<string, unknown>, delta = "") =>
+			early.update({
+				type: "message_update",
+				assistantMessageEvent: {
+					type,
+					contentIndex: 0,
+					delta,
+					partial: { content: [{ type: "toolCall", id, name: "mcp", arguments: args }] },
+				},
+			} as never);
+		update("a", "toolcall_start", {});
+		update("b", "toolcall_start", {});
+		const args = { action: "resources", server: "fx", uri: "" };
+		for (let round = 0; round < 40; round += 1) {
+			update("a", "toolcall_delta", args);
+			update("b", "toolcall_delta", args);
+		}
+		await new Promise((resolve) => setTimeout(resolve, 50));
+		assert.deepEqual(listings, ["fx", "fx"], "one early listing per call, not one per update");
+		assert.deepEqual(starts, ["fx", "fx"], "one start per call");
+	});
+});
