@@ -11,6 +11,7 @@ import { cold } from "./figures/cold.ts";
 import { context } from "./figures/context.ts";
 import { discovery } from "./figures/discovery.ts";
 import { output } from "./figures/output.ts";
+import { searchAll } from "./figures/search-all.ts";
 import { serverFirstCall } from "./figures/server.ts";
 import { startup } from "./figures/startup.ts";
 import { firstCallWait, launchToResult } from "./figures/stream.ts";
@@ -33,6 +34,7 @@ const FIGURES: readonly Figure[] = [
 	{ id: "8", title: "First-call wait", run: firstCallWait },
 	{ id: "9", title: "Launch to first result", run: launchToResult },
 	{ id: "10", title: "A server's own first call", run: serverFirstCall },
+	{ id: "12", title: "A search across 8 servers", run: searchAll },
 ];
 
 async function main(): Promise<void> {

@@ -322,3 +322,16 @@ export function unknownServer(snapshot: ConfigSnapshot, name: string): string | 
 		problems.length === 1 ? "A configuration file could not be read, so its" : "Configuration files could not be read, so their";
 	return `${message}. ${files} servers are missing: ${problems.join("; ")}`;
 }
+
+/**
+ * The resolved entry of a server that signs in with OAuth, or why it cannot (unknown, invalid, or
+ * not an OAuth server): one rule for `pi-mcp login/logout`, `/mcp login/logout` and the manager.
+ */
+export function oauthConfig(snapshot: ConfigSnapshot, name: string): ServerConfig | string {
+	const unknown = unknownServer(snapshot, name);
+	if (unknown !== undefined) return unknown;
+	const entry = snapshot.servers.find((server) => server.name === name);
+	if (!entry?.config) return entry?.error ?? `server "${escapeName(name)}" has no usable configuration`;
+	if (entry.config.auth !== "oauth") return `MCP server "${escapeName(name)}" does not use OAuth sign-in`;
+	return entry.config;
+}

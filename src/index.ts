@@ -16,6 +16,7 @@ import { once } from "./async.ts";
 import type { SecretStore } from "./auth/keyring.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
 import type { Auth, Runtime, Session } from "./contracts.ts";
+import type { ManagerOptions } from "./manager/manager.ts";
 import { escapeName } from "./output/text.ts";
 import type { OverflowStore } from "./output.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
@@ -258,10 +259,23 @@ async function command(host: Host, args: string, ctx: ExtensionCommandContext): 
 	const opened = host.holder.session ? await live(host) : undefined;
 	if (args.trim() === "" && ctx.mode === "tui" && opened) {
 		const { openManager } = await import("./manager/manager.ts");
-		return openManager(ctx, opened.session);
+		return openManager(ctx, opened.session, managerEdits(host, ctx));
 	}
 	const { runCommand } = await import("./manager/command.ts");
 	await runCommand(args, ctx, opened?.session);
+}
+
+/** The manager's Enable/Disable: the shell command's edit of mcp.json, then the files applied as a change is. */
+function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
+	const { options, pi } = host;
+	const place = { agentDir: options.agentDir ?? getAgentDir(), cwd: ctx.cwd, env: envOf(host), configDirName: CONFIG_DIR_NAME };
+	return {
+		setEnabled: async (...args) => (await import("./config/edit.ts")).setEnabled(place, ...args),
+		reload: async () => {
+			await changeServers(host, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : [], ctx);
+			return host.holder.session?.config;
+		},
+	};
 }
 
 /** `session_start`: ends the previous session and reads the configuration (nothing connects). */

@@ -380,3 +380,35 @@ export function parseEntry(raw: unknown, allowOverride: boolean): EntryShape {
 		throw error;
 	}
 }
+
+/** Levenshtein distance, stopping early past `limit` (names and keys are short). */
+function distance(a: string, b: string, limit: number): number {
+	if (Math.abs(a.length - b.length) > limit) return limit + 1;
+	const previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+	for (const [i, charA] of [...a].entries()) {
+		const row = [i + 1];
+		for (const [j, charB] of [...b].entries()) {
+			row.push(Math.min((previous[j + 1] ?? 0) + 1, (row[j] ?? 0) + 1, (previous[j] ?? 0) + (charA === charB ? 0 : 1)));
+		}
+		previous.splice(0, previous.length, ...row);
+	}
+	return previous[b.length] ?? 0;
+}
+
+/**
+ * The candidates close to `word` (a typo, a case slip), nearest first: 1 edit for words of up to 3
+ * letters, 2 up to 8, else 3; or equal ignoring case, `-` and `_`.
+ */
+export function closeMatches(word: string, candidates: readonly string[]): readonly string[] {
+	const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
+	const limit = word.length <= 3 ? 1 : word.length <= 8 ? 2 : 3;
+	return candidates
+		.map((candidate) => ({
+			candidate,
+			score: squash(candidate) === squash(word) ? 0 : distance(word.toLowerCase(), candidate.toLowerCase(), limit),
+		}))
+		.filter(({ candidate, score }) => candidate !== word && score <= limit)
+		.sort((a, b) => a.score - b.score)
+		.slice(0, 3)
+		.map(({ candidate }) => candidate);
+}

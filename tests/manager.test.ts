@@ -6,7 +6,7 @@
  * the keyring, login (the link, the state turning "signed in" while open) and logout (asks first).
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -27,21 +27,35 @@ after(async () => {
 /** The editor's last line holds `text` and no completion menu is open (its rows start with "→"). */
 const typed = (text: string) => (screen: string) => screen.includes(text) && !/^→ /m.test(screen);
 
-async function startTui(servers: Record<string, unknown>, env: Readonly<Record<string, string>> = {}) {
-	const sandbox: Sandbox = await makeSandbox(env);
+type Entry = Readonly<{ command?: string; env?: Readonly<Record<string, string>> }> & Readonly<Record<string, unknown>>;
+
+async function startTui(
+	servers: Readonly<Record<string, Entry>>,
+	options: Readonly<{ env?: Readonly<Record<string, string>>; size?: { cols: number; rows: number }; indent?: string }> = {},
+) {
+	const sandbox: Sandbox = await makeSandbox(options.env);
 	cleanups.push(() => sandbox.cleanup());
 	const log = join(sandbox.root, "wire.log");
 	const withLog = Object.fromEntries(
 		Object.entries(servers).map(([name, entry]) => [
 			name,
-			"command" in (entry as object) ? { ...(entry as object), env: { FIXTURE_LOG: log } } : entry,
+			entry.command ? { ...entry, env: { ...entry.env, FIXTURE_LOG: log } } : entry,
 		]),
 	);
-	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: withLog }));
-	const tui = startPiTui(sandbox, [EXTENSION]);
+	const file = join(sandbox.agentDir, "mcp.json");
+	await writeFile(file, JSON.stringify({ mcpServers: withLog }, null, options.indent));
+	const tui = startPiTui(sandbox, [EXTENSION], options.size);
 	cleanups.push(() => tui.kill());
 	await tui.waitFor(/faux-1/, "Pi's footer");
-	return { tui, log };
+	return { tui, log, sandbox, file };
+}
+
+/** Opens the manager from Pi's editor. */
+async function openManager(tui: PiTui): Promise<string> {
+	tui.type("/mcp");
+	await tui.waitFor(/^→ mcp/m, "the command menu");
+	tui.keys("Enter");
+	return tui.waitFor(/MCP servers \(pi-mcp\)\n\n→ /, "the manager's server list");
 }
 
 /** Kills Pi (tmux hangs up its terminal) and waits until every fixture server it started is gone. */
@@ -82,13 +96,13 @@ test("the /mcp manager: servers, actions, tools with search and schema, reconnec
 	tui.keys("Enter");
 	const servers = await tui.waitFor(/esc close/, "the manager");
 	assert.match(servers, /MCP servers \(pi-mcp\)/);
-	assert.match(servers, /→ fixture\s+idle · stdio — \/\S+\/agent\/mcp\.json/);
-	assert.match(servers, /^\s+broken\s+idle · stdio/m);
+	assert.match(servers, /→ idle\s+fixture\s+stdio — \/\S+\/agent\/mcp\.json/);
+	assert.match(servers, /^\s+idle\s+broken\s+stdio/m);
 
 	tui.keys("Enter");
 	const server = await tui.waitFor(/fixture {2}idle · stdio/, "the server screen");
 	assert.match(server, /source: \/\S+\/agent\/mcp\.json/);
-	for (const action of ["Tools", "Reconnect", "Stderr tail", "Last error"])
+	for (const action of ["Tools", "Connect", "Disable", "Stderr tail", "Last error"])
 		assert.match(server, new RegExp(`^.{2}${action}\\b`, "m"));
 	assert.doesNotMatch(server, /Log in/, "no sign-in actions for a server without OAuth");
 
@@ -109,15 +123,15 @@ test("the /mcp manager: servers, actions, tools with search and schema, reconnec
 	tui.keys("Escape");
 	await tui.waitFor(/fixture {2}ready · stdio · protocol \S+ · 13 tools/, "the live state on the server screen");
 	tui.keys("Escape");
-	await tui.waitFor(/→ fixture\s+ready · stdio · protocol \S+ · 13 tools/, "the live state in the list");
+	await tui.waitFor(/→ ready\s+fixture\s+stdio · protocol \S+ · 13 tools/, "the live state in the list");
 
 	tui.keys("Down", "Enter");
 	await tui.waitFor(/broken {2}idle · stdio/, "the broken server");
 	tui.keys("Down", "Enter");
 	const failed = await tui.waitFor(/broken {2}failed · stdio/, "the failure after reconnect");
 	assert.match(failed, /error: MCP server "broken" failed to start/);
-	await tui.waitFor(/Reconnect failed \(failed\); see Last error/, "the reconnect outcome");
-	tui.keys("Down", "Enter");
+	await tui.waitFor(/Connect failed \(failed\); see Last error/, "the connect outcome");
+	tui.keys("Down", "Down", "Enter");
 	await tui.waitFor(/broken: stderr[\s\S]*fixture crash: missing API_KEY/, "the stderr tail");
 	// One key at a time, each after the screen it acts on: a lone Escape is told from the start of
 	// an escape sequence by what follows it.
@@ -150,17 +164,17 @@ test("the manager signs in (the link; the state turns signed in while open) and 
 	const name = `tui${process.pid}`;
 	const { tui, log } = await startTui(
 		{ [name]: { url: rs.mcpUrl.href, auth: "oauth" } },
-		{ DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS },
+		{ env: { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS } },
 	);
 	tui.type("/mcp");
 	await tui.waitFor(/^→ mcp/m, "the command menu");
 	tui.keys("Enter");
-	await tui.waitFor(new RegExp(`→ ${name}\\s+needs sign-in · http`), "the server needing sign-in in the list");
+	await tui.waitFor(new RegExp(`→ needs sign-in\\s+${name}\\s+http`), "the server needing sign-in in the list");
 	tui.keys("Enter");
 	const server = await tui.waitFor(/credentials: not signed in/, "the credential state");
 	assert.match(server, new RegExp(`${name} {2}needs sign-in · http`));
 	assert.match(server, /Log in/);
-	tui.keys("Down", "Down", "Enter");
+	tui.keys("Down", "Down", "Down", "Enter");
 	const screen = await tui.waitFor(/Open this link in your browser/, "the sign-in link");
 	// The link may wrap at the screen's edge: join the wrapped rows back.
 	const link = /https?:\/\/127\.0\.0\.1:\d+\/\S*auth[\s\S]*?(?=\n\s*\n|\n The link)/.exec(screen)?.[0]?.replace(/\n\s*/g, "");
@@ -216,10 +230,221 @@ test("hostile names in the TUI: the call line, the manager's server list and too
 	// The list cuts long names to its column.
 	assert.ok(servers.includes(String.raw`evil\u001b[2J\u001b]0;pwned`), servers);
 	assert.ok(!servers.includes("\u202e"), "no raw bidi override on the screen");
-	tui.keys("Enter", "Enter");
+	// The invalid entry comes first (with the failed ones); hx is the next.
+	assert.match(servers, /^→ invalid\s+evil/m);
+	tui.keys("Down", "Enter");
+	await tui.waitFor(/^→ Tools/m, "hx's actions");
+	tui.keys("Enter");
 	const tools = await tui.waitFor(/→ odd\\nname/, "the tool list");
 	assert.ok(tools.includes(String.raw`odd\nname`), tools);
 	assert.ok(tools.includes(String.raw`bidi\u202eevil\u2066x\u2069`), tools);
 	assert.ok(tools.includes(String.raw`zw\u200bjoin\u{e0041}tag`), tools);
 	tui.kill();
+});
+
+/** A fixture tool catalog: one tool with a long schema (128 lines as JSON), and 25 more tools. */
+async function catalog(dir: string): Promise<string> {
+	const path = join(dir, "catalog.json");
+	const fields = Object.fromEntries(
+		Array.from({ length: 30 }, (_, i) => [`field_${i}`, { type: "string", description: `field number ${i}` }]),
+	);
+	const more = Array.from({ length: 25 }, (_, i) => ({
+		name: `tool_${String(i).padStart(2, "0")}`,
+		description: `Tool ${i} does one thing, and its description is longer than a narrow terminal is wide`,
+	}));
+	await writeFile(
+		path,
+		JSON.stringify([
+			{ name: "wide", description: "A tool with a long schema", inputSchema: { type: "object", properties: fields } },
+			...more,
+		]),
+	);
+	return path;
+}
+
+/**
+ * The manager's frame is on the screen whole: its top border, the key hint `hint` with the bottom
+ * border right under it, Pi's footer below; and every row of it that reaches the last column ends in "…".
+ */
+function assertFits(screen: string, hint: RegExp, cols: number): void {
+	const lines = screen.split("\n");
+	const bottom = lines.findIndex((line) => hint.test(line));
+	assert.ok(bottom > 0, `the key hint ${hint} is on the screen:\n${screen}`);
+	assert.match(lines[bottom + 1] ?? "", /^─+$/, `the bottom border under the hint:\n${screen}`);
+	assert.ok(
+		lines.slice(bottom + 2).some((line) => /faux-1/.test(line)),
+		`Pi's footer under the manager:\n${screen}`,
+	);
+	const top = lines.slice(0, bottom).findLastIndex((line) => /^─+$/.test(line));
+	assert.ok(top >= 0, `the top border:\n${screen}`);
+	for (const line of lines.slice(top + 1, bottom)) {
+		if ([...line].length >= cols) assert.ok(line.endsWith("…"), `a cut row ends in "…": ${JSON.stringify(line)}`);
+	}
+}
+
+/** The index shown by a list's or a text's position line: `(n/m)` or `(a–b of m)`. */
+const position = (screen: string): number => Number(/\((\d+)(?:\/\d+|–\d+ of \d+)\)/.exec(screen)?.[1] ?? 0);
+
+for (const size of [
+	{ cols: 80, rows: 24 },
+	{ cols: 120, rows: 40 },
+]) {
+	test(`the manager at ${size.cols}×${size.rows}: fits (hints, border, footer), cut rows end in …, PgUp/PgDn page the server list, tools and a long schema`, {
+		skip: !HAS_TMUX && "needs tmux",
+	}, async () => {
+		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-catalog-"));
+		cleanups.push(() => rm(dir, { recursive: true, force: true }));
+		const servers: Record<string, Entry> = {
+			fixture: { command: process.execPath, args: [SERVER], env: { FIXTURE_CATALOG: await catalog(dir) } },
+		};
+		for (const n of Array.from({ length: 34 }, (_, i) => i)) {
+			servers[`server-number-${n}-with-a-rather-long-name`] = { command: process.execPath, args: [SERVER] };
+		}
+		const { tui, log } = await startTui(servers, { size });
+		const list = await openManager(tui);
+		assertFits(list, /esc close/, size.cols);
+		assert.match(list, /^→ idle\s+fixture/m);
+		assert.match(list, /^ {2}idle\s+server-number-0-\S*…/m, "a cut name ends in …");
+		assert.match(list, /\(1\/35\)/, "more servers than rows: the position line");
+
+		// PgUp/PgDn reach the manager (not Pi's transcript): the selection moves a page and back.
+		tui.keys("PageDown");
+		const down = await tui.waitFor((screen) => position(screen) > 1, "the selection a page down");
+		assert.doesNotMatch(down, /^→ idle\s+fixture/m);
+		assertFits(down, /esc close/, size.cols);
+		tui.keys("PageUp");
+		await tui.waitFor((screen) => position(screen) === 1 && /^→ idle\s+fixture/m.test(screen), "back on the first row");
+
+		tui.keys("Enter");
+		await tui.waitFor(/^→ Tools/m, "the server screen");
+		tui.keys("Enter");
+		const tools = await tui.waitFor(/→ echo/, "the tool list");
+		assertFits(tools, /enter schema/, size.cols);
+		tui.keys("PageDown");
+		const paged = await tui.waitFor((screen) => position(screen) > 1, "the tool list a page down");
+		assert.doesNotMatch(paged, /→ echo/);
+		tui.keys("PageUp");
+		await tui.waitFor(/→ echo/, "the tool list back on top");
+
+		tui.type("wide");
+		await tui.waitFor(/→ wide/, "the search result");
+		tui.keys("Enter");
+		const schema = await tui.waitFor(/of 128\)/, "the long schema with its position");
+		assertFits(schema, /PgUp PgDn scroll/, size.cols);
+		assert.equal(position(schema), 1);
+		tui.keys("PageDown");
+		const next = await tui.waitFor((screen) => position(screen) > 1, "the schema a page down");
+		assertFits(next, /PgUp PgDn scroll/, size.cols);
+		assert.doesNotMatch(next, /A tool with a long schema/);
+		tui.keys("PageUp");
+		await tui.waitFor((screen) => position(screen) === 1 && /A tool with a long schema/.test(screen), "the schema's top again");
+		await stop(tui, log);
+	});
+}
+
+/** An SGR sequence: ESC [ parameters m. */
+const SGR = new RegExp(`${"\u001b"}\\[([\\d;:]*)m`, "g");
+
+/**
+ * How `word` (its first occurrence as a word) is drawn, from a screen captured with escapes: the
+ * foreground colour, bold and dim, replaying every SGR sequence before it (tmux writes only changes).
+ */
+function styleOf(screen: string, word: string): string {
+	const at = new RegExp(`\\b${word}\\b`).exec(screen.replace(SGR, (sgr) => " ".repeat(sgr.length)))?.index;
+	assert.ok(at !== undefined, `"${word}" is on the screen`);
+	const style = { fg: "default", bold: false, dim: false };
+	for (const sgr of screen.slice(0, at).matchAll(SGR)) {
+		const params = (sgr[1] || "0").split(/[;:]/);
+		for (let i = 0; i < params.length; i++) {
+			const code = Number(params[i]);
+			if (code === 0) Object.assign(style, { fg: "default", bold: false, dim: false });
+			else if (code === 1) style.bold = true;
+			else if (code === 2) style.dim = true;
+			else if (code === 22) Object.assign(style, { bold: false, dim: false });
+			else if (code === 39) style.fg = "default";
+			else if ((code >= 30 && code <= 37) || (code >= 90 && code <= 97)) style.fg = String(code);
+			else if (code === 38) {
+				const length = params[i + 1] === "5" ? 3 : 5;
+				style.fg = params.slice(i, i + length).join(";");
+				i += length - 1;
+			}
+		}
+	}
+	return JSON.stringify(style);
+}
+
+test("the manager names the state first, in colour, failed servers first; Connect for an idle server, Reconnect after; advice points at the item", {
+	skip: !HAS_TMUX && "needs tmux",
+}, async () => {
+	const { tui, log } = await startTui(
+		{ fixture: { command: process.execPath, args: [SERVER] }, broken: { command: process.execPath, args: [CRASH] } },
+		{ size: { cols: 120, rows: 40 } },
+	);
+	const list = await openManager(tui);
+	assert.match(list, /^→ idle\s+fixture[\s\S]*^ {2}idle\s+broken/m, "file order while nothing failed");
+
+	tui.keys("Enter");
+	const idle = await tui.waitFor(/^→ Tools/m, "the idle server's actions");
+	assert.match(idle, /^ {2}Connect\s+start it/m);
+	assert.doesNotMatch(idle, /Reconnect/);
+	tui.keys("Down", "Enter");
+	await tui.waitFor(/Connected: ready · stdio/, "the connect outcome");
+	await tui.waitFor(/^→ Reconnect\s+close and connect again/m, "Reconnect once connected");
+	tui.keys("Escape");
+	await tui.waitFor(/^→ ready\s+fixture/m, "the ready server in the list");
+
+	tui.keys("Down", "Enter");
+	await tui.waitFor(/broken {2}idle · stdio/, "the broken server");
+	tui.keys("Down", "Enter");
+	const failed = await tui.waitFor(/Connect failed \(failed\); see Last error/, "the failure");
+	assert.match(failed, /^→ Reconnect/m);
+	tui.keys("Down", "Down", "Down", "Enter");
+	const error = await tui.waitFor(/broken: last error/, "the last error");
+	assert.match(error, /then press Enter on Reconnect\./);
+	assert.doesNotMatch(error, /\/mcp reconnect/);
+
+	tui.keys("Escape");
+	await tui.waitFor(/→ Last error/, "back on the server screen");
+	tui.keys("Escape");
+	const sorted = await tui.waitFor(/esc close/, "the server list");
+	assert.match(sorted, /^→ failed\s+broken\s+stdio — MCP server "broken" failed to start[\s\S]*^ {2}ready\s+fixture/m);
+	const coloured = tui.screen(true);
+	const [fail, ready] = [styleOf(coloured, "failed"), styleOf(coloured, "ready")];
+	assert.notEqual(fail, ready, "failed does not look like ready");
+	assert.notEqual(JSON.parse(fail).fg, "default", "failed has a colour");
+	await stop(tui, log);
+});
+
+test("the manager disables and enables a server in the file that defines it, and the session follows", {
+	skip: !HAS_TMUX && "needs tmux",
+}, async () => {
+	const { tui, log, file } = await startTui(
+		{ fixture: { command: process.execPath, args: [SERVER] }, other: { command: process.execPath, args: [SERVER] } },
+		{ size: { cols: 80, rows: 24 }, indent: "\t" },
+	);
+	const before = await readFile(file, "utf8");
+	await openManager(tui);
+	tui.keys("Enter");
+	await tui.waitFor(/^→ Tools/m, "the server screen");
+	tui.keys("Down", "Down");
+	await tui.waitFor(/^→ Disable/m, "Disable selected");
+	tui.keys("Enter");
+	const disabled = await tui.waitFor(/Disabled "fixture" in \S+mcp\.json\./, "the edit");
+	assert.match(disabled, /fixture {2}disabled · stdio/, "the session applies it at once");
+	assert.match(disabled, /^→ Enable/m);
+	assert.doesNotMatch(disabled, /Connect|Tools/, "a disabled server offers neither");
+	const edited = await readFile(file, "utf8");
+	assert.equal(JSON.parse(edited).mcpServers.fixture.enabled, false);
+	assert.equal(edited.replace(/,\n\t+"enabled": false/, ""), before, "only the one key was added, in the file's own indentation");
+
+	tui.keys("Escape");
+	await tui.waitFor(/^ {2}idle\s+other/m, "the list");
+	assert.match(tui.screen(), /^→ disabled\s+fixture/m);
+	tui.keys("Enter");
+	await tui.waitFor(/^→ Enable/m, "the disabled server's screen");
+	tui.keys("Enter");
+	await tui.waitFor(/Enabled "fixture" in \S+mcp\.json\./, "the second edit");
+	await tui.waitFor(/fixture {2}idle · stdio[\s\S]*^ {2}Connect/m, "enabled again, and connectable");
+	assert.equal(JSON.parse(await readFile(file, "utf8")).mcpServers.fixture.enabled, true);
+	await stop(tui, log);
 });

@@ -4,11 +4,9 @@
  * manager for a bare `/mcp` in the TUI); output goes through `report`.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { unknownServer } from "../config.ts";
+import { oauthConfig, unknownServer } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { errorText } from "../errors.ts";
-import { escapeName } from "../output/text.ts";
-import type { ServerConfig } from "../schema.ts";
 import { SUBCOMMANDS } from "../tool/definition.ts";
 import { userToolList } from "../tool/listing.ts";
 import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
@@ -28,18 +26,9 @@ function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" 
 	report(ctx, ok ? `Signed in to MCP server "${name}".` : `Sign-in to MCP server "${name}" failed.`, ok ? "info" : "error");
 }
 
-/** The resolved config of a server that uses OAuth, or a message saying why it cannot sign in. */
-function oauthConfig(session: CommandSession, name: string): ServerConfig | string {
-	const entry = session.config.servers.find((server) => server.name === name);
-	if (!entry) return `unknown MCP server "${escapeName(name)}"`;
-	if (!entry.config) return entry.error ?? `server "${name}" has no usable configuration`;
-	if (entry.config.auth !== "oauth") return `MCP server "${name}" does not use OAuth sign-in`;
-	return entry.config;
-}
-
 /** `/mcp logout <server>` (confirmed in the TUI) and `/mcp login <server> [redirected-url]`. */
 async function signIn(ctx: ExtensionContext, session: CommandSession, action: string, name: string, pasted?: string) {
-	const config = oauthConfig(session, name);
+	const config = oauthConfig(session.config, name);
 	if (typeof config === "string") return report(ctx, config, "error");
 	if (action === "logout") {
 		if (ctx.mode === "tui" && !(await ctx.ui.confirm("Sign out", `Delete the stored sign-in for MCP server "${name}"?`))) {

@@ -1,221 +1,138 @@
 /**
- * The `/mcp` manager in Pi's interactive TUI, built from pi-tui components: servers with state,
- * protocol, tool count and source; per server its tools (searchable, schema on pick), reconnect,
- * login (the link), logout (asks first), stderr tail and last error. Escape goes back, and closes
- * from the server list. States update while it is open. Loaded only when opened.
+ * The `/mcp` manager in Pi's interactive TUI, built from pi-tui components: servers with their state
+ * first and in colour (failed ones first), protocol, tool count and source; per server its tools
+ * (searchable, schema on pick), connect or reconnect, enable or disable, login (the link), logout
+ * (asks first), stderr tail and last error. Escape goes back, and closes from the server list. States
+ * update while it is open. Every screen fits the terminal: its body gets the rows Pi leaves, a cut row
+ * ends in "…", and the manager takes PgUp/PgDn (and Pi's other viewport keys) from the transcript as
+ * Pi's own lists do. Loaded only when opened.
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { type SelectItem, truncateToWidth } from "@earendil-works/pi-tui";
-import type { CommandSession, ServerStatus } from "../contracts.ts";
-import { escapeName, oneLine, sanitize } from "../output/text.ts";
-import type { ServerConfig } from "../schema.ts";
+import { truncateToWidth } from "@earendil-works/pi-tui";
+import { oauthConfig } from "../config.ts";
+import type { CommandSession } from "../contracts.ts";
+import { escapeName, sanitize } from "../output/text.ts";
+import type { ConfigSnapshot } from "../schema.ts";
 import { matchingTools } from "../tool/listing.ts";
 import { credentialStates } from "../tool/status.ts";
-import { list, type Screen, textScreen, toolsScreen, type Ui } from "./screens.ts";
+import type { Row } from "./list.ts";
+import { cell, facts, forManager, list, type Screen, serverScreen, show, stateColor, stateOf, type Ui } from "./screens.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
 const TICK_MS = 250;
 const CREDENTIALS_EVERY = 8;
+/**
+ * Terminal rows Pi keeps beside the manager: at least one transcript row, the spacer above the editor
+ * and a footer of up to three rows; one spare. The manager never draws fewer than `MIN_ROWS`.
+ */
+const PI_ROWS = 6;
+const MIN_ROWS = 12;
+/** Border, blank, blank, hint, border around a screen's header and body. */
+const FRAME_ROWS = 5;
 
-function statusOf(ui: Ui, name: string): ServerStatus | undefined {
-	return ui.session.runtime.status().find((status) => status.name === name);
+/** One edit of an mcp.json entry, as `config/edit.ts` reports it. */
+export type Edited = Readonly<{ path: string; action: string; warnings: readonly string[] }>;
+
+/** What the manager gets from the extension to enable and disable servers; without it, it cannot. */
+export type ManagerOptions = Readonly<{
+	/** Enables or disables an entry in the file that defines it (the shell command's own edit). */
+	setEnabled?: (name: string, enabled: boolean, scope: "user" | "project", snapshot: ConfigSnapshot) => Promise<Edited>;
+	/** Re-reads the configuration and applies it to the session's runtime; the new configuration. */
+	reload?: () => Promise<ConfigSnapshot | undefined>;
+}>;
+
+/** Failed and invalid servers first, then those that need sign-in, then the rest in file order. */
+function rank(state: string): number {
+	if (state === "failed" || state === "invalid") return 0;
+	return state === "needs sign-in" ? 1 : 2;
 }
 
-/** The state to show: an idle or failed OAuth server without a usable sign-in needs sign-in. */
-function stateOf(status: ServerStatus, credential: string | undefined): string {
-	const signIn = credential !== undefined && /^(not signed in|sign-in expired)/.test(credential);
-	return signIn && (status.state === "idle" || status.state === "failed") ? "needs sign-in" : status.state;
-}
-
-function facts(status: ServerStatus, credential?: string): string {
-	return [
-		stateOf(status, credential),
-		status.transport,
-		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
-		status.toolCount !== undefined ? `${status.toolCount} tool${status.toolCount === 1 ? "" : "s"}` : undefined,
-	]
-		.filter(Boolean)
-		.join(" · ");
-}
-
-function stateColor(state: string): "success" | "error" | "warning" | "muted" {
-	if (state === "ready") return "success";
-	if (state === "failed" || state === "invalid") return "error";
-	if (state === "connecting" || state === "needs sign-in") return "warning";
-	return "muted";
-}
-
-function oauthConfig(ui: Ui, name: string): ServerConfig | undefined {
-	const config = ui.session.config.servers.find((entry) => entry.name === name)?.config;
-	return config?.auth === "oauth" ? config : undefined;
-}
-
-function confirmLogout(ui: Ui, config: ServerConfig): Screen {
-	const items = [
-		{ value: "no", label: "No, keep the sign-in" },
-		{ value: "yes", label: "Yes, sign out", description: "deletes the stored record from the OS keyring" },
-	];
-	const select = list(ui, items, (item) => {
-		ui.back();
-		if (item.value !== "yes") return;
-		ui.session.auth
-			.logout(config)
-			.then(async (existed) => {
-				await ui.session.runtime.reset(config.name);
-				return existed ? `Signed out of "${config.name}".` : `"${config.name}" had no stored sign-in.`;
-			})
-			.catch((error: Error) => sanitize(error.message))
-			.then((message) => show(ui, message, true));
+function serverRows(ui: Ui): Row[] {
+	const { theme } = ui;
+	const shown = ui.session.runtime.status().map((status) => ({
+		status,
+		state: stateOf(status, ui.view.credentials.get(status.name)),
+		name: escapeName(status.name),
+	}));
+	const stateWidth = Math.max(...shown.map(({ state }) => state.length));
+	const nameWidest = Math.max(...shown.map(({ name }) => name.length));
+	const rows = shown.map(({ status, state, name }) => {
+		const where = status.source.kind === "extension" ? "extension" : status.source.path;
+		// A failure's first line says more than where the server is configured.
+		const detail = status.error && rank(state) === 0 ? forManager(status.error).split("\n")[0] : where;
+		const rest = theme.fg("muted", [facts(status), detail].filter(Boolean).join(" — "));
+		const row: Row = {
+			value: status.name,
+			text: (width, selected) => {
+				const column = cell(name, Math.min(nameWidest, Math.max(16, Math.floor((width - stateWidth) / 3))));
+				return `${theme.fg(stateColor(state), cell(state, stateWidth))}  ${selected ? theme.fg("accent", column) : column}  ${rest}`;
+			},
+		};
+		return { row, rank: rank(state) };
 	});
-	return {
-		header: () => [ui.theme.fg("warning", ui.theme.bold(`Sign out of MCP server "${config.name}"?`))],
-		hint: "↑↓ navigate · enter choose · esc cancel",
-		body: () => select,
-		input: (data) => select.handleInput(data),
-	};
-}
-
-/** A one-line result under the server's header; credential states are re-read when `credentials`. */
-function show(ui: Ui, message: string, credentials = false): void {
-	ui.view.message = message;
-	if (credentials) refreshCredentials(ui);
-	ui.tui.requestRender();
-}
-
-function serverScreen(ui: Ui, name: string): Screen {
-	const { theme, session } = ui;
-	const oauth = oauthConfig(ui, name);
-	const actions: SelectItem[] = [
-		{ value: "tools", label: "Tools", description: "list, search, pick one to see its schema" },
-		{ value: "reconnect", label: "Reconnect", description: "close and connect again (clears a failure)" },
-		...(oauth
-			? [
-					{ value: "login", label: "Log in", description: "a sign-in link; the state updates here when done" },
-					{ value: "logout", label: "Log out", description: "delete the stored sign-in (asks first)" },
-				]
-			: []),
-		{ value: "stderr", label: "Stderr tail", description: "the server's last stderr lines" },
-		{ value: "error", label: "Last error", description: "the full last error" },
-	];
-	const login = (config: ServerConfig): void => {
-		const link = { text: "creating a sign-in link…" };
-		session.auth.login(config).then(
-			(required) => {
-				link.text = required.message;
-				refreshCredentials(ui);
-			},
-			(error: Error) => {
-				link.text = sanitize(error.message);
-				ui.tui.requestRender();
-			},
-		);
-		const credential = () => ui.view.credentials.get(name) ?? "";
-		ui.push(textScreen(ui, `${name}: sign in`, () => `${link.text}\n\nCredentials: ${credential()}`));
-	};
-	const reconnect = (): void => {
-		show(ui, `Reconnecting ${name}…`);
-		session.runtime
-			.reset(name)
-			.then(() => session.runtime.connect(name))
-			.then(
-				(after) =>
-					show(
-						ui,
-						after.state === "ready" ? `Reconnected: ${facts(after)}` : `Reconnect failed (${after.state}); see Last error`,
-					),
-				(error: Error) => show(ui, sanitize(error.message)),
-			);
-	};
-	const handlers: Readonly<Record<string, () => void>> = {
-		tools: () => ui.push(toolsScreen(ui, name)),
-		reconnect,
-		login: () => oauth && login(oauth),
-		logout: () => oauth && ui.push(confirmLogout(ui, oauth)),
-		stderr: () =>
-			ui.push(textScreen(ui, `${escapeName(name)}: stderr`, () => statusOf(ui, name)?.stderrTail || "(nothing on stderr)")),
-		error: () => ui.push(textScreen(ui, `${escapeName(name)}: last error`, () => statusOf(ui, name)?.error ?? "(no error)")),
-	};
-	const run = (item: SelectItem): void => handlers[item.value]?.();
-	const select = list(ui, actions, run);
-	return {
-		header: () => {
-			const status = statusOf(ui, name);
-			if (!status) return [theme.fg("error", `${escapeName(name)}: no longer configured`)];
-			const credential = ui.view.credentials.get(name);
-			const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
-			return [
-				`${theme.fg("accent", theme.bold(escapeName(name)))}  ${theme.fg(stateColor(stateOf(status, credential)), facts(status, credential))}`,
-				...(status.description ? [theme.fg("muted", oneLine(status.description, 200))] : []),
-				theme.fg("muted", `source: ${source}`),
-				...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
-				...(status.error ? [theme.fg("error", `error: ${status.error.split("\n")[0]}`)] : []),
-				...(ui.view.message ? [theme.fg("warning", ui.view.message)] : []),
-			];
-		},
-		hint: "↑↓ navigate · enter choose · esc back",
-		body: () => select,
-		input: (data) => select.handleInput(data),
-	};
+	return rows.sort((a, b) => a.rank - b.rank).map(({ row }) => row);
 }
 
 function serversScreen(ui: Ui): Screen {
 	const { theme } = ui;
-	const items = (): SelectItem[] =>
-		ui.session.runtime.status().map((status) => ({
-			value: status.name,
-			label: escapeName(status.name),
-			description: `${facts(status, ui.view.credentials.get(status.name))} — ${status.source.kind === "extension" ? "extension" : status.source.path}`,
-		}));
-	const open = (item: SelectItem) => {
+	const open = (row: Row) => {
 		ui.view.message = undefined;
-		ui.push(serverScreen(ui, item.value));
+		ui.push(serverScreen(ui, row.value));
 	};
-	const holder = { select: list(ui, items(), open) };
+	const select = list(ui, serverRows(ui), open);
 	return {
 		header: () => [
 			theme.fg("accent", theme.bold("MCP servers (pi-mcp)")),
-			...(holder.select.getSelectedItem()
-				? []
-				: [theme.fg("muted", "No servers configured: add them to mcp.json (see /mcp status).")]),
+			...(select.selected() ? [] : [theme.fg("muted", "No servers configured: add them to mcp.json (see /mcp status).")]),
 		],
-		hint: "↑↓ navigate · enter open · esc close",
-		body: () => holder.select,
-		input: (data) => holder.select.handleInput(data),
-		changed: () => {
-			const selected = holder.select.getSelectedItem()?.value;
-			const next = items();
-			holder.select = list(
-				ui,
-				next,
-				open,
-				Math.max(
-					0,
-					next.findIndex((item) => item.value === selected),
-				),
-			);
-		},
+		hint: "↑↓ PgUp PgDn navigate · enter open · esc close",
+		body: (width, rows) => select.render(width, rows),
+		input: (data) => select.handleInput(data),
+		changed: () => select.setRows(serverRows(ui)),
 	};
 }
 
-function refreshCredentials(ui: Ui): void {
-	credentialStates(ui.session.config, ui.session.auth).then((next) => {
-		if ([...next].some(([name, state]) => ui.view.credentials.get(name) !== state)) {
-			ui.view.credentials = next;
-			for (const screen of ui.view.stack) screen.changed?.();
-			ui.tui.requestRender();
-		}
-	});
+/** Enables or disables `name` with the shell command's edit, then applies the files to the session. */
+async function applyEnabled(ui: Ui, options: ManagerOptions, name: string, enabled: boolean): Promise<string> {
+	const entry = ui.view.config.servers.find((server) => server.name === name);
+	if (!options.setEnabled || !entry || entry.source.kind === "extension") {
+		return `"${escapeName(name)}" cannot be changed here: it is not defined in an mcp.json file.`;
+	}
+	const change = await options.setEnabled(name, enabled, entry.source.kind, ui.view.config);
+	const what = `"${escapeName(name)}" in ${change.path}`;
+	const said =
+		change.action === "unchanged"
+			? `Already ${enabled ? "enabled" : "disabled"}: ${what}.`
+			: `${enabled ? "Enabled" : "Disabled"} ${what}.`;
+	const warnings = change.warnings.map((warning) => ` ${warning}`).join("");
+	const config = await options.reload?.();
+	if (!config) return `${said}${warnings} It takes effect at the next session or /reload.`;
+	ui.view.config = config;
+	return `${said}${warnings}`;
+}
+
+/** Lines of the current screen: the frame, the header, and the body in the rows left. */
+function frame(ui: Ui, screen: Screen, border: DynamicBorder, width: number): string[] {
+	const total = Math.max(MIN_ROWS, ui.tui.terminal.rows - PI_ROWS);
+	const header = screen.header().map((line) => ` ${line}`);
+	const body = screen.body(width, Math.max(1, total - header.length - FRAME_ROWS));
+	const lines = [...header, "", ...body, "", ui.theme.fg("dim", ` ${screen.hint}`)];
+	return [...border.render(width), ...lines.map((line) => truncateToWidth(line, width, "…")), ...border.render(width)];
 }
 
 /** Opens the manager; resolves when it is closed. */
-export async function openManager(ctx: ExtensionContext, session: CommandSession): Promise<void> {
+export async function openManager(ctx: ExtensionContext, session: CommandSession, options: ManagerOptions = {}): Promise<void> {
 	await ctx.ui.custom<void>((tui, theme, kb, done) => {
 		const border = new DynamicBorder((text: string) => theme.fg("accent", text));
-		const view: Ui["view"] = { stack: [], credentials: new Map() };
+		const view: Ui["view"] = { stack: [], credentials: new Map(), config: session.config };
 		const ticker: { timer?: NodeJS.Timeout; signature: string; ticks: number } = { signature: "", ticks: 0 };
 		const close = () => {
 			clearInterval(ticker.timer);
 			done(undefined);
+		};
+		const redraw = () => {
+			for (const screen of view.stack) screen.changed?.();
+			tui.requestRender();
 		};
 		const ui: Ui = {
 			tui,
@@ -233,38 +150,50 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 				if (view.stack.length === 0) return close();
 				tui.requestRender();
 			},
+			oauth: (name) => {
+				const config = oauthConfig(view.config, name);
+				return typeof config === "string" ? undefined : config;
+			},
+			refreshCredentials: () => {
+				credentialStates(view.config, session.auth).then((next) => {
+					if ([...next].some(([name, state]) => view.credentials.get(name) !== state)) {
+						view.credentials = next;
+						redraw();
+					}
+				});
+			},
+			setEnabled: (name, enabled) => {
+				show(ui, `${enabled ? "Enabling" : "Disabling"} ${escapeName(name)}…`);
+				applyEnabled(ui, options, name, enabled)
+					.catch((error: Error) => sanitize(error.message))
+					.then((message) => {
+						show(ui, message, true);
+						redraw();
+					});
+			},
 		};
 		ui.push(serversScreen(ui));
-		refreshCredentials(ui);
+		ui.refreshCredentials();
 		// Live states: the runtime's records are in memory, so a tick costs a comparison; credential
 		// states come from the keyring, read less often.
 		ticker.timer = setInterval(() => {
 			ticker.ticks += 1;
-			if (ticker.ticks % CREDENTIALS_EVERY === 0) refreshCredentials(ui);
+			if (ticker.ticks % CREDENTIALS_EVERY === 0) ui.refreshCredentials();
 			const signature = JSON.stringify(session.runtime.status());
 			if (signature === ticker.signature) return;
 			ticker.signature = signature;
-			for (const screen of view.stack) screen.changed?.();
-			tui.requestRender();
+			redraw();
 		}, TICK_MS);
 		ticker.timer.unref();
 		const current = () => view.stack[view.stack.length - 1];
 		return {
+			// Pi's own lists do the same: PgUp/PgDn and the other viewport keys come here, not to the transcript.
+			capturesViewportInput: true,
 			render: (width: number) => {
 				const screen = current();
-				if (!screen) return [];
-				const header = screen.header().map((line) => truncateToWidth(` ${line}`, width));
-				return [
-					...border.render(width),
-					...header,
-					"",
-					...screen.body().render(width),
-					"",
-					truncateToWidth(theme.fg("dim", ` ${screen.hint}`), width),
-					...border.render(width),
-				];
+				return screen ? frame(ui, screen, border, width) : [];
 			},
-			invalidate: () => current()?.body().invalidate(),
+			invalidate: () => undefined,
 			handleInput: (data: string) => {
 				current()?.input(data);
 				tui.requestRender();

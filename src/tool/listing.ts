@@ -128,7 +128,7 @@ type Searched =
  * begins executing. Those that take longer are named in the answer and keep starting: a later search
  * (or a call naming the server) includes them. One slow server never holds back the others' results.
  */
-export const SEARCH_WAIT_MS = 2000;
+export const SEARCH_WAIT_MS = 1800;
 
 /** Each server's tools, or its failure, or `late` for one that has not listed within `SEARCH_WAIT_MS`. */
 async function listAll(

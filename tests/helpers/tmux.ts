@@ -9,8 +9,8 @@ import { FAUX_EXT, FAUX_MODEL, PI_CLI, type Sandbox } from "./pi.ts";
 export const HAS_TMUX = spawnSync("tmux", ["-V"], { encoding: "utf8" }).status === 0;
 
 export type PiTui = Readonly<{
-	/** The visible screen, as text. */
-	screen(): string;
+	/** The visible screen, as text; with `escapes`, with its colours and attributes as SGR sequences. */
+	screen(escapes?: boolean): string;
 	/** Types text one key at a time, as a person would (each key is its own input event). */
 	type(text: string): void;
 	/** Named keys: Enter, Escape, Down, Up, … */
@@ -56,7 +56,7 @@ export function startPiTui(sandbox: Sandbox, extensions: readonly string[], size
 		...env,
 		...pi,
 	);
-	const screen = () => tmux("capture-pane", "-p", "-t", "pi");
+	const screen = (escapes = false) => tmux("capture-pane", "-p", ...(escapes ? ["-e"] : []), "-t", "pi");
 	const killed = { value: false };
 	return {
 		screen,
@@ -70,7 +70,7 @@ export function startPiTui(sandbox: Sandbox, extensions: readonly string[], size
 			const deadline = Date.now() + timeoutMs;
 			const holds = (text: string) => (typeof test === "function" ? test(text) : test.test(text));
 			for (;;) {
-				const text = screen();
+				const text = screen(false);
 				if (holds(text)) return text;
 				if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the screen:\n${text}`);
 				await new Promise((resolve) => setTimeout(resolve, 100));
