@@ -6,6 +6,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
+import { searchBounds } from "./figures/bounds.ts";
 import { coalesce } from "./figures/coalesce.ts";
 import { cold } from "./figures/cold.ts";
 import { context } from "./figures/context.ts";
@@ -34,6 +35,7 @@ const FIGURES: readonly Figure[] = [
 	{ id: "8", title: "First-call wait", run: firstCallWait },
 	{ id: "9", title: "Launch to first result", run: launchToResult },
 	{ id: "10", title: "A server's own first call", run: serverFirstCall },
+	{ id: "11", title: "Search bounds", run: searchBounds },
 	{ id: "12", title: "A search across 8 servers", run: searchAll },
 ];
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `pi-mcp`: runs src/cli.ts through jiti, the TypeScript loader Pi itself loads extensions with.
+// `pi-mcp`: runs src/cli/main.ts through jiti, the TypeScript loader Pi itself loads extensions with.
 // jiti is a dependency of Pi (a peer dependency of this package, so installed wherever pi-mcp is):
 // no build step and no extra runtime dependency. tsx is only a devDependency here.
+import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
@@ -10,17 +11,31 @@ if (major < 22 || (major === 22 && minor < 19)) {
 	process.exit(1);
 }
 
+// Every server process of this run carries the mark, so that none outlives the run (see sweep).
+const mark = randomUUID();
+const controller = new AbortController();
+const loaded = { sweep: undefined };
+// The first Ctrl+C (or SIGTERM, SIGHUP) cancels what is running and stops the servers; a second
+// one exits at once, after killing every process that carries this run's mark.
+for (const name of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+	process.on(name, () => {
+		if (!controller.signal.aborted) {
+			controller.abort();
+			return;
+		}
+		loaded.sweep?.(mark);
+		process.exit(130);
+	});
+}
+
 const fromPi = createRequire(import.meta.resolve("@earendil-works/pi-coding-agent"));
 const { createJiti } = fromPi("jiti");
 const jiti = createJiti(import.meta.url, { moduleCache: true });
-const { main } = await jiti.import(new URL("../src/cli/main.ts", import.meta.url).pathname);
+const { main, sweep } = await jiti.import(new URL("../src/cli/main.ts", import.meta.url).pathname);
+loaded.sweep = sweep;
 
-const controller = new AbortController();
-// The first Ctrl+C cancels what is running (servers are stopped); a second one exits at once.
-process.once("SIGINT", () => {
-	controller.abort();
-	process.once("SIGINT", () => process.exit(130));
-});
+// `npm run pi-mcp` runs in the package's directory; the user's is INIT_CWD (npm sets it).
+const cwd = process.env.npm_lifecycle_event && process.env.INIT_CWD ? process.env.INIT_CWD : process.cwd();
 const code = await main(
 	process.argv.slice(2),
 	{
@@ -28,10 +43,12 @@ const code = await main(
 		err: (text) => process.stderr.write(text),
 		stdin: process.stdin,
 		env: process.env,
-		cwd: process.cwd(),
+		cwd,
 	},
 	controller.signal,
+	mark,
 );
+sweep(mark);
 // Everything main started is stopped; exit without waiting for stdin or idle sockets.
 process.exitCode = code;
 process.stdout.write("", () => process.exit(code));

@@ -8,12 +8,14 @@
  *   issuer; tokens in session memory only.
  * - `authorization_code`: the keyring record is read before connecting; without usable tokens the
  *   caller gets `AuthorizationRequired` carrying one link (`signin.ts`); expired tokens are
- *   refreshed once per record across processes (`refresh.ts`).
+ *   refreshed once per record across processes (`refresh.ts`). Tokens bound to the record's DPoP
+ *   key (`dpop.ts`) go out with a proof per request, through the `fetch` wrapper beside the provider.
  *
  * Every message passes `sanitize` with every secret this session has seen (tokens, client secrets,
- * codes, verifiers). Nothing here opens a browser.
+ * codes, verifiers, DPoP keys). Nothing here opens a browser.
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
+import { dpopBound } from "./auth/dpop.ts";
 import { KeyringUnavailable, type SecretStore } from "./auth/keyring.ts";
 import { hostProvider } from "./auth/oauth-provider.ts";
 import {
@@ -42,7 +44,7 @@ import {
 	signInScope,
 	translate,
 } from "./auth/signin.ts";
-import type { Auth } from "./contracts.ts";
+import type { Auth, TransportAuth } from "./contracts.ts";
 import { AuthRequired, SetupFailed } from "./errors.ts";
 import { type LoginService, minutes } from "./login.ts";
 import type { HttpServerConfig, ServerConfig } from "./schema.ts";
@@ -74,8 +76,27 @@ export type AuthOptions = Readonly<{
 /** What the grants share: the account table and the two flows of the authorization-code grant. */
 type Parts = Readonly<{ ctx: AuthContext; runAuth: SignIn["runAuth"]; refresh: Refresh["refresh"] }>;
 
-/** The transport's view: a token, and on 401 a silent refresh or a link; never a browser. */
-function interactiveProvider(parts: Parts, config: HttpServerConfig, account: string): AuthProvider {
+/**
+ * The transport's view: a token, and on 401 a silent refresh or a link; never a browser. Its fetch
+ * signs a proof into each request while the record's tokens are bound to its DPoP key.
+ */
+function interactiveProvider(parts: Parts, config: HttpServerConfig, account: string): TransportAuth {
+	const { ctx } = parts;
+	const bound = () => {
+		const record = ctx.get(account).record;
+		return record?.dpop && dpopBound(record.tokens) ? { key: record.dpop, token: record.tokens?.access_token } : undefined;
+	};
+	const signing = async () => {
+		const held = bound();
+		return held ? ctx.signer(account, held.key) : undefined;
+	};
+	return {
+		...tokenProvider(parts, config, account),
+		fetch: (next) => (input, init) => loadSdk().then((sdk) => sdk.withDpop(signing, () => bound()?.token)(next)(input, init)),
+	};
+}
+
+function tokenProvider(parts: Parts, config: HttpServerConfig, account: string): AuthProvider {
 	const { ctx, runAuth, refresh } = parts;
 	const { now, clean, load } = ctx;
 	/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
@@ -113,7 +134,7 @@ function interactiveProvider(parts: Parts, config: HttpServerConfig, account: st
 	};
 }
 
-async function prepareInteractive(parts: Parts, config: HttpServerConfig, signal: AbortSignal): Promise<AuthProvider> {
+async function prepareInteractive(parts: Parts, config: HttpServerConfig, signal: AbortSignal): Promise<TransportAuth> {
 	const { ctx, runAuth, refresh } = parts;
 	const { now, clean, load } = ctx;
 	const account = recordAccount(config);
@@ -283,8 +304,10 @@ async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<
 	const waiting =
 		pending && now() <= pending.expiresAt ? `; sign-in link pending (valid for ${minutes(pending.expiresAt - now())})` : "";
 	if (!record?.tokens) return `not signed in${waiting}`;
-	if (record.expiresAt === undefined) return `signed in${waiting}`;
-	if (!expired(record, now())) return `signed in (expires in ${minutes(record.expiresAt - now())})${waiting}`;
+	const bound = record.dpop !== undefined && dpopBound(record.tokens);
+	if (record.expiresAt === undefined) return `signed in${bound ? " (DPoP-bound)" : ""}${waiting}`;
+	const expiry = `expires in ${minutes(record.expiresAt - now())}${bound ? "; DPoP-bound" : ""}`;
+	if (!expired(record, now())) return `signed in (${expiry})${waiting}`;
 	if (record.tokens.refresh_token) return `signed in (token expired; refreshed on next use)${waiting}`;
 	return `sign-in expired${waiting}`;
 }
@@ -337,7 +360,7 @@ export function createAuth(options: AuthOptions): Auth {
 			const account = recordAccount(config);
 			const pending = ctx.get(account).flow;
 			if (pending) login.cancel(pending.state);
-			ctx.set(account, { loaded: false, record: undefined, flow: undefined, machine: undefined });
+			ctx.set(account, { loaded: false, record: undefined, flow: undefined, machine: undefined, signing: undefined });
 			if (kind(config) !== "interactive") return false;
 			return store.delete(account);
 		},

@@ -6,19 +6,19 @@
 import { existsSync, readFileSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { type Duplicate, linesText, MAX_DEPTH, scanJson, type TooDeep } from "./config/scan.ts";
+import { argumentSecrets, urlSecrets } from "./config/secrets.ts";
 import {
 	checkUrl,
-	type Duplicate,
-	duplicateKeys,
 	expander,
 	fieldPath,
 	jsonErrorMessage,
-	linesText,
 	ResolveError,
 	refuseNul,
 	refuseNulNames,
 	refuseShell,
 	resolveOAuth,
+	topLevelProblems,
 } from "./config/values.ts";
 import { escapeName } from "./output/text.ts";
 import {
@@ -87,8 +87,11 @@ function notAFile(info: Stats): string {
 	return "is not a regular file";
 }
 
-/** Why a server of a file is not used, from the keys the file gives twice (a repeated name wins). */
-function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, string> {
+/**
+ * Why a server of a file is not used, from the keys the file gives twice and the values it nests
+ * too deep: a repeated name wins over depth, depth over a repeated field.
+ */
+function scanErrors(duplicates: readonly Duplicate[], tooDeep: readonly TooDeep[]): ReadonlyMap<string, string> {
 	const inFile = duplicates.filter(({ path }) => path[0] === "mcpServers");
 	const names = inFile
 		.filter(({ path }) => path.length === 1)
@@ -102,8 +105,13 @@ function duplicateErrors(duplicates: readonly Duplicate[]): ReadonlyMap<string, 
 			path[1] ?? "",
 			`field "${fieldPath([...path.slice(2), key])}" is given ${lines.length} times (${linesText(lines)}); the entry is not used`,
 		]);
-	// Later pairs overwrite earlier ones in a Map: the first field of an entry, then any repeated name.
-	return new Map([...fields.reverse(), ...names]);
+	const deep = tooDeep.flatMap(({ entry, field }): [string, string][] => {
+		if (entry === undefined) return [];
+		const what = field === undefined ? "the entry" : `field "${field.length > 64 ? `${field.slice(0, 63)}…` : field}"`;
+		return [[entry, `${what} nests deeper than ${MAX_DEPTH} levels; the entry is not used`]];
+	});
+	// Later pairs overwrite earlier ones in a Map: the first field of an entry, then depth, then any repeated name.
+	return new Map([...fields.reverse(), ...deep.reverse(), ...names]);
 }
 
 /**
@@ -126,21 +134,25 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	const read = attempt(() => readFileSync(path, "utf8"));
 	if (read instanceof Error) return failed(`cannot read (${read.code ?? read.message})`);
 	// Windows editors may start a file with a BOM; Pi's own reader removes it too.
-	const text = read.startsWith("\uFEFF") ? read.slice(1) : read;
-	const parsed = parseJson(text);
-	if (!parsed) return failed(await jsonErrorMessage(text));
+	// One linear pass first: it blanks out values nested too deep, which JSON.parse is slow on.
+	const scan = scanJson(read.startsWith("\uFEFF") ? read.slice(1) : read);
+	const parsed = parseJson(scan.text);
+	if (!parsed) return failed(await jsonErrorMessage(scan.text));
 	const root = parsed.value;
 	if (!isObject(root)) return failed("the top level must be an object");
+	const top = topLevelProblems(root);
+	if (top.fatal) return failed(`no "mcpServers": ${top.messages.join("; ")}`);
+	const notes = top.messages.length > 0 ? { warnings: top.messages.map((message) => escapeName(message)) } : {};
 	const servers = root.mcpServers;
-	if (servers === undefined) return { report: { scope, path, state: "loaded" }, candidates: [] };
+	if (servers === undefined) return { report: { scope, path, state: "loaded", ...notes }, candidates: [] };
 	if (!isObject(servers)) return failed(`"mcpServers" must be an object`);
-	const duplicates = duplicateKeys(text);
+	const duplicates = scan.duplicates;
 	const twice = duplicates.find((duplicate) => duplicate.path.length === 0 && duplicate.key === "mcpServers");
 	if (twice) return failed(`"mcpServers" is given ${twice.lines.length} times (${linesText(twice.lines)}); the file is not used`);
 	const count = Object.keys(servers).length;
 	if (count > MAX_SERVERS) return failed(`${count} servers are defined; a file may define at most ${MAX_SERVERS}`);
 	const source: ServerSource = { kind: scope, path };
-	const repeated = duplicateErrors(duplicates);
+	const repeated = scanErrors(duplicates, scan.tooDeep);
 	const candidates = Object.entries(servers).map(([name, raw]): Candidate => {
 		if (!SERVER_NAME.test(name)) {
 			return { kind: "invalid", name, source, error: "server names may use letters, digits, - and _ only (at most 64)" };
@@ -152,7 +164,7 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 		if (shape.kind === "override") return { kind: "override", name, source, ...shape.override };
 		return { kind: "server", name, source, raw: shape.server };
 	});
-	return { report: { scope, path, state: "loaded" }, candidates };
+	return { report: { scope, path, state: "loaded", ...notes }, candidates };
 }
 
 function parseJson(text: string): { value: unknown } | undefined {
@@ -187,8 +199,11 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 	const args = raw.args.map((arg, index) => expandHome(value(arg, `args[${index}]`, false), home));
 	const env = mapValues(raw.env, (text, key) => value(text, `env.${key}`));
 	const cwd = raw.cwd === undefined ? undefined : resolve(options.cwd, expandHome(value(raw.cwd, "cwd"), home));
-	const url = raw.url === undefined ? undefined : checkUrl(value(raw.url, "url", false), "url").href;
 	const headers = mapValues(raw.headers, (text, key) => value(text, `headers.${key}`));
+	const expandedUrl = raw.url === undefined ? undefined : value(raw.url, "url", false);
+	// Every unset variable is named at once, before a URL that holds one is judged.
+	vars.checkSet();
+	const url = expandedUrl === undefined ? undefined : checkUrl(expandedUrl, "url").href;
 	const resolved = {
 		name,
 		source,
@@ -198,8 +213,15 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 		headers,
 		requestTimeoutMs: raw.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
 		// Literal env and headers values are secrets too (a token pasted into the file); 8+ characters
-		// keeps short values such as "1" or "true" from redacting ordinary text.
-		secretValues: [...vars.secrets(), ...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8)],
+		// keeps short values such as "1" or "true" from redacting ordinary text. So are what a server
+		// may echo from its URL and argv (`?token=`, `--password x`, user:password@), `secrets.ts`.
+		secretValues: [
+			...vars.secrets(),
+			...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8),
+			...argumentSecrets(args),
+			...Object.values(env).flatMap(urlSecrets),
+			...(url === undefined ? [] : urlSecrets(url)),
+		],
 	};
 	if (raw.transport === "stdio" && command !== undefined) return { ...raw, ...resolved, command };
 	if (raw.transport === "http" && url !== undefined) return { ...raw, ...resolved, url, oauth: resolveOAuth(raw.oauth) };

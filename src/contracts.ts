@@ -11,6 +11,7 @@ import type {
 	InsufficientScopeError,
 	JsonSchemaType,
 	jsonSchemaValidator,
+	Middleware,
 	Tool,
 } from "@modelcontextprotocol/client";
 import type { AuthorizationRequired, AuthRequired } from "./errors.ts";
@@ -50,6 +51,14 @@ export type Live = Readonly<{
 }>;
 
 /**
+ * An HTTP server's credentials for its transport: the SDK's narrow `AuthProvider` (a token per
+ * request, a 401 hook), and for DPoP-bound tokens `fetch`, the wrapper the transport's fetch goes
+ * through so that each request carries its proof (the SDK's `withDpop`; it passes other tokens
+ * through untouched).
+ */
+export type TransportAuth = AuthProvider & Readonly<{ fetch?: Middleware }>;
+
+/**
  * What the runtime needs from credentials (`auth.ts` provides it; declared here so that the
  * runtime does not depend on the auth modules).
  */
@@ -58,7 +67,7 @@ export interface Credentials {
 	 * The transport's auth provider, or `undefined`; throws `AuthRequired` when sign-in is needed.
 	 * `signal` is the setup's (timeout, reconnect, shutdown): requests and keyring calls stop with it.
 	 */
-	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<TransportAuth | undefined>;
 	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
 	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
 	/** Every secret value seen this session, for the sanitiser. */
@@ -163,7 +172,7 @@ export interface Auth {
 	 * `signal` (the setup's: timeout, reconnect, shutdown) bounds every request and keyring call;
 	 * without one they get the server's request timeout.
 	 */
-	prepare(config: ServerConfig, signal?: AbortSignal): Promise<AuthProvider | undefined>;
+	prepare(config: ServerConfig, signal?: AbortSignal): Promise<TransportAuth | undefined>;
 	/** A `403 insufficient_scope`: an error carrying a new link for the wider scope. */
 	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<AuthRequired>;
 	/** `/mcp login <server>`: a fresh link, also when signed in (re-authentication). */

@@ -3,6 +3,10 @@
  * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs.
  */
 
+import { closeMatches, unknownKeys } from "./schema/keys.ts";
+
+export { closeMatches };
+
 export type ProtocolMode = "auto" | "legacy" | "2026-07-28";
 export type AuthKind = "oauth" | "bearer";
 export type GrantType = "authorization_code" | "client_credentials";
@@ -93,6 +97,8 @@ export type FileReport = Readonly<{
 	path: string;
 	state: "loaded" | "missing" | "untrusted" | "error";
 	error?: string;
+	/** Problems that do not stop the file from loading (top-level keys that are not Pi's). */
+	warnings?: readonly string[];
 }>;
 
 export type ConfigSnapshot = Readonly<{ servers: readonly ServerEntry[]; files: readonly FileReport[] }>;
@@ -125,13 +131,6 @@ const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
 const PI_ONLY_KEYS = ["exposure", "toolExposure"];
 const OVERRIDE_KEYS = ["enabled", "disabled", ...PI_ONLY_KEYS];
 const OAUTH_KEYS = ["grantType", "clientId", "clientSecretEnv", "issuer", "redirectUri", "clientMetadataUrl", "scope"];
-
-/** Hints for keys that other clients (Pi's built-in MCP among them) accept and we do not. */
-const KEY_HINTS: Readonly<Record<string, string>> = {
-	clientSecret: 'put the secret in an environment variable and name it in "clientSecretEnv"',
-	callbackPort: 'use "redirectUri", e.g. "http://127.0.0.1:8976/callback"',
-	callbackUrl: 'use "redirectUri"',
-};
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -185,10 +184,8 @@ function envName(raw: Fields, key: string, label = key): string | undefined {
 }
 
 function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
-	const unknown = Object.keys(raw).find((key) => !allowed.includes(key));
-	if (unknown === undefined) return;
-	const hint = KEY_HINTS[unknown];
-	fail(`field "${prefix}${unknown}" is not supported${hint ? `; ${hint}` : ""}`);
+	const message = unknownKeys(raw, allowed, prefix);
+	if (message !== undefined) fail(message);
 }
 
 function earlyStartFlag(raw: Fields): boolean {
@@ -249,7 +246,10 @@ function transportOf(raw: Fields): "stdio" | "http" {
 	if (command !== undefined && url !== undefined) fail('set either "command" (stdio) or "url" (HTTP), not both');
 	const transport = type === undefined ? (url !== undefined ? "http" : "stdio") : type === "stdio" ? "stdio" : "http";
 	if (transport === "stdio" && command === undefined) {
-		fail(type === undefined ? 'set "command" (stdio) or "url" (HTTP)' : 'field "command" is required for a stdio server');
+		// A misspelt "command" ("cmd") is the likely cause: name it.
+		const unknown = unknownKeys(raw, [...COMMON_KEYS, ...STDIO_KEYS, ...HTTP_KEYS, ...PI_ONLY_KEYS]);
+		const base = type === undefined ? 'set "command" (stdio) or "url" (HTTP)' : 'field "command" is required for a stdio server';
+		fail(unknown ? `${base}; ${unknown}` : base);
 	}
 	if (transport === "http" && url === undefined) fail('field "url" is required for an HTTP server');
 	return transport;
@@ -379,36 +379,4 @@ export function parseEntry(raw: unknown, allowOverride: boolean): EntryShape {
 		if (error instanceof ShapeError) return { kind: "invalid", error: error.message };
 		throw error;
 	}
-}
-
-/** Levenshtein distance, stopping early past `limit` (names and keys are short). */
-function distance(a: string, b: string, limit: number): number {
-	if (Math.abs(a.length - b.length) > limit) return limit + 1;
-	const previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-	for (const [i, charA] of [...a].entries()) {
-		const row = [i + 1];
-		for (const [j, charB] of [...b].entries()) {
-			row.push(Math.min((previous[j + 1] ?? 0) + 1, (row[j] ?? 0) + 1, (previous[j] ?? 0) + (charA === charB ? 0 : 1)));
-		}
-		previous.splice(0, previous.length, ...row);
-	}
-	return previous[b.length] ?? 0;
-}
-
-/**
- * The candidates close to `word` (a typo, a case slip), nearest first: 1 edit for words of up to 3
- * letters, 2 up to 8, else 3; or equal ignoring case, `-` and `_`.
- */
-export function closeMatches(word: string, candidates: readonly string[]): readonly string[] {
-	const squash = (text: string) => text.toLowerCase().replace(/[-_]/g, "");
-	const limit = word.length <= 3 ? 1 : word.length <= 8 ? 2 : 3;
-	return candidates
-		.map((candidate) => ({
-			candidate,
-			score: squash(candidate) === squash(word) ? 0 : distance(word.toLowerCase(), candidate.toLowerCase(), limit),
-		}))
-		.filter(({ candidate, score }) => candidate !== word && score <= limit)
-		.sort((a, b) => a.score - b.score)
-		.slice(0, 3)
-		.map(({ candidate }) => candidate);
 }

@@ -9,6 +9,7 @@ export {
 	Client,
 	ClientCredentialsProvider,
 	computeScopeUnion,
+	DpopSession,
 	extractWWWAuthenticateParams,
 	InsufficientScopeError,
 	IssuerMismatchError,
@@ -19,6 +20,7 @@ export {
 	SdkErrorCode,
 	SdkHttpError,
 	StreamableHTTPClientTransport,
+	withDpop,
 } from "@modelcontextprotocol/client";
 export { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 // The SDK's default output-schema engine on Node; the same chunk the client already loads.

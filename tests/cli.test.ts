@@ -110,7 +110,7 @@ describe("help and usage", () => {
 		assert.match(unknown.stderr, /unknown command "frobnicate"/);
 		const option = await run(sandbox(), ["list", "--frob"]);
 		assert.equal(option.code, 2);
-		assert.match(option.stderr, /Unknown option '--frob'/);
+		assert.match(option.stderr, /unknown option '--frob'/);
 		const none = await run(sandbox(), []);
 		assert.equal(none.code, 2);
 		assert.match(none.stdout, /^pi-mcp: the MCP servers/);
@@ -120,7 +120,7 @@ describe("help and usage", () => {
 describe("list, tools, call against fixture servers", () => {
 	test("list: every server with state and source, the files; the project file only with --approve; --json parses", async () => {
 		const listed = await run(sandbox(), ["list"]);
-		assert.equal(listed.code, 0, listed.stderr);
+		assert.equal(listed.code, 2, "an invalid entry (bad) makes list exit 2");
 		assert.match(listed.stdout, /fixture: idle · stdio — the fixture server/);
 		assert.match(listed.stdout, new RegExp(`source: ${join(sandbox().agentDir, "mcp.json")}`));
 		assert.match(listed.stdout, /off: disabled/);
@@ -129,8 +129,8 @@ describe("list, tools, call against fixture servers", () => {
 		assert.match(listed.stdout, /project: .*\.pi\/mcp\.json \(not read: project not trusted\)/);
 		assert.doesNotMatch(listed.stdout, /local:/);
 
-		const approved = await run(sandbox(), ["list", "--approve", "--json"]);
-		assert.equal(approved.code, 0, approved.stderr);
+		const approved = await run(sandbox(), ["--approve", "list", "--json"]);
+		assert.equal(approved.code, 2, approved.stderr);
 		const json = JSON.parse(approved.stdout) as { agentDir: string; servers: { name: string; state: string }[] };
 		assert.equal(json.agentDir, sandbox().agentDir);
 		assert.deepEqual(
@@ -147,7 +147,7 @@ describe("list, tools, call against fixture servers", () => {
 		assert.doesNotMatch(tools.stdout, /app-only/, "app-only tools stay hidden");
 		assert.equal(tools.stdout.includes("\u001b"), false, "escapes stripped from descriptions");
 
-		const found = await run(sandbox(), ["tools", "fixture", "numbers", "--json"]);
+		const found = await run(sandbox(), ["tools", "--json", "fixture", "numbers"]);
 		assert.equal(found.code, 0, found.stderr);
 		const json = JSON.parse(found.stdout) as { tools: { name: string; inputSchema: { properties: object } }[] };
 		assert.equal(json.tools[0]?.name, "add");
@@ -159,7 +159,7 @@ describe("list, tools, call against fixture servers", () => {
 			unknown.stderr,
 			/unknown MCP server "nope"; configured: fixture, broken, off, bad \(the project file is read only with --approve\)/,
 		);
-		const local = await run(sandbox(), ["tools", "local", "--approve"]);
+		const local = await run(sandbox(), ["tools", "--approve", "local"]);
 		assert.equal(local.code, 0, local.stderr);
 		assert.match(local.stdout, /^local: \d+ tools/);
 	});
@@ -169,7 +169,7 @@ describe("list, tools, call against fixture servers", () => {
 		assert.equal(echo.code, 0, echo.stderr);
 		assert.match(echo.stdout, /^\[\w+\] hello from the shell\n$/);
 
-		const json = await run(sandbox(), ["call", "fixture", "add", '{"a":2,"b":3}', "--json"]);
+		const json = await run(sandbox(), ["call", "--json", "fixture", "add", '{"a":2,"b":3}']);
 		assert.equal(json.code, 0, json.stderr);
 		assert.deepEqual(JSON.parse(json.stdout), {
 			server: "fixture",
@@ -192,17 +192,26 @@ describe("list, tools, call against fixture servers", () => {
 		assert.equal(bad.code, 2);
 		assert.match(bad.stderr, /not valid JSON/);
 
-		const big = await run(sandbox(), ["call", "fixture", "big", '{"bytes":120000}']);
+		const kept = join(sandbox().root, "kept");
+		const big = await run(sandbox(), ["call", "--out", kept, "fixture", "big", '{"bytes":120000}']);
 		assert.equal(big.code, 0, big.stderr);
-		const path = /(\/\S+pi-mcp-\S+)/.exec(big.stdout)?.[1]?.replace(/[).,\]]+$/, "");
+		const path = /Full output: (\S+?)\]/.exec(big.stdout)?.[1];
 		assert.ok(path && existsSync(path), `the overflow file named in the output exists: ${big.stdout.slice(-300)}`);
 		assert.equal((await readFile(path)).length, 120_000);
 
-		const images = await run(sandbox(), ["call", "fixture", "images", '{"count":1}']);
+		const images = await run(sandbox(), ["call", "--out", kept, "fixture", "images", '{"count":1}']);
 		assert.equal(images.code, 0, images.stderr);
 		const image = /\[image\/png image saved to (\S+)\]/.exec(images.stdout)?.[1];
-		assert.ok(image && existsSync(image), images.stdout);
-		assert.deepEqual([...(await readFile(image)).subarray(1, 4)], [...Buffer.from("PNG")]);
+		assert.ok(image?.startsWith(`${kept}/`) && image.endsWith(".png") && existsSync(image), images.stdout);
+		assert.deepEqual([...(await readFile(image as string)).subarray(1, 4)], [...Buffer.from("PNG")]);
+		assert.match(images.stderr, /files named above are kept in /);
+
+		// Without --out the files go when the command exits, and it says so.
+		const gone = await run(sandbox(), ["call", "fixture", "images", '{"count":1}']);
+		const temporary = /\[image\/png image saved to (\S+\.png)\]/.exec(gone.stdout)?.[1];
+		assert.ok(temporary, gone.stdout);
+		assert.equal(existsSync(temporary), false, "removed at exit");
+		assert.match(gone.stderr, /removed when this command exits; pass --out <dir> to keep them/);
 	});
 
 	test("a broken server: call exits 1 naming it; doctor reports it and still checks the others (exit 1)", async () => {
@@ -293,7 +302,7 @@ describe("sign-in with the real keyring", () => {
 		const logout = await run(box, ["logout", server]);
 		assert.equal(logout.code, 0, logout.stderr);
 		assert.equal(logout.stdout, `Signed out of MCP server "${server}".\n`);
-		const again = await run(box, ["logout", server, "--json"]);
+		const again = await run(box, ["logout", "--json", server]);
 		assert.deepEqual(JSON.parse(again.stdout), { server, deleted: false });
 		const after = await run(box, ["call", server, "whoami"]);
 		assert.equal(after.code, 3, after.stderr);

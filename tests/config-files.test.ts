@@ -5,10 +5,11 @@
  * session start (unset variables, `!` commands, NUL bytes) shown in `status` before any call.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { MAX_DEPTH } from "../src/config/scan.ts";
 import { MAX_SERVERS } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
@@ -356,6 +357,86 @@ describe("unreadable files reach the model", () => {
 					message: `unknown MCP server "x"; configured: none (add servers to mcp.json). A configuration file could not be read, so its servers are missing: ${dirs.userPath}: the top level must be an object`,
 				});
 			});
+		});
+	});
+});
+
+describe("nesting depth and repeated keys (issue 32, item 3)", () => {
+	/** `levels` arrays around `inner`, as text: JSON.stringify itself recurses per level. */
+	const arrays = (levels: number, inner = "") => `${"[".repeat(levels)}${inner}${"]".repeat(levels)}`;
+	const objects = (levels: number) => `${'{"a":'.repeat(levels)}1${"}".repeat(levels)}`;
+	const good = JSON.stringify(GOOD);
+	const deepError = (dirs: Dirs, name: string, what: string) =>
+		`server "${name}" (${dirs.userPath}): ${what} nests deeper than 64 levels; the entry is not used`;
+
+	it("a field nested deeper than 64 levels is refused by name and field; 64 levels are read; the other entries work", async () => {
+		await withDirs(async (dirs) => {
+			await writeText(
+				dirs.userPath,
+				[
+					`{"other": ${arrays(500)},`,
+					'"mcpServers": {',
+					`  "args65": {"command": "x", "args": ${arrays(MAX_DEPTH + 1)}},`,
+					`  "args64": {"command": "x", "args": ${arrays(MAX_DEPTH, '"s"')}},`,
+					`  "env65": {"command": "x", "env": ${objects(MAX_DEPTH + 1)}},`,
+					`  "whole": ${arrays(MAX_DEPTH + 2)},`,
+					`  "good": ${good}`,
+					"}}",
+				].join("\n"),
+			);
+			const snapshot = await load(dirs);
+			assert.equal(snapshot.files[0]?.state, "loaded");
+			broken(snapshot, "args65", deepError(dirs, "args65", 'field "args"'));
+			broken(snapshot, "args64", `server "args64" (${dirs.userPath}): field "args" must be an array of strings`);
+			broken(snapshot, "env65", deepError(dirs, "env65", 'field "env"'));
+			broken(snapshot, "whole", deepError(dirs, "whole", "the entry"));
+			assert.equal(usable(snapshot, "good").command, "good-server");
+		});
+	});
+
+	it("a 200,000-level entry (391 KiB) is refused at once, in loadConfig and in `pi-mcp list`; the other entry works", async () => {
+		await withDirs(async (dirs) => {
+			const text = `{"mcpServers": {"deep": {"command": "x", "args": ${arrays(200_000)}},\n"good": ${good}}}`;
+			assert.ok(text.length > 390 * 1024);
+			await writeText(dirs.userPath, text);
+			const snapshot = await load(dirs);
+			broken(snapshot, "deep", deepError(dirs, "deep", 'field "args"'));
+			assert.equal(usable(snapshot, "good").command, "good-server");
+			// The shell command on the same file: before, it never finished (killed here after a minute).
+			const bin = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
+			const list = spawnSync(process.execPath, [bin, "list"], {
+				cwd: dirs.cwd,
+				env: { PATH: process.env.PATH, HOME: dirs.home, PI_CODING_AGENT_DIR: dirs.agentDir },
+				encoding: "utf8",
+				timeout: 60_000,
+			});
+			assert.equal(list.signal, null, "pi-mcp list finished");
+			assert.match(list.stdout, /^ {2}good: idle · stdio$/m);
+			assert.ok(list.stdout.includes(deepError(dirs, "deep", 'field "args"')), list.stdout);
+		});
+	});
+
+	it("an unclosed file nested 200,000 levels is invalid JSON with its position, not a crash", async () => {
+		await withDirs(async (dirs) => {
+			await writeText(dirs.userPath, `{"mcpServers": {"deep": {"command": "x",\n"args": ${"[".repeat(200_000)}`);
+			await writeProject(dirs, { good: GOOD });
+			const snapshot = await load(dirs);
+			assert.equal(snapshot.files[0]?.error, `${dirs.userPath}: invalid JSON at line 2, column 200009: close brace expected`);
+			usable(snapshot, "good");
+		});
+	});
+
+	it("a key given 20,000 times: one short message naming the first and last lines", async () => {
+		await withDirs(async (dirs) => {
+			const keys = Array.from({ length: 20_000 }, () => '"K": "v"').join(",\n");
+			await writeText(dirs.userPath, `{"mcpServers": {"many": {"command": "x", "env": {\n${keys}}},\n"good": ${good}}}`);
+			const snapshot = await load(dirs);
+			broken(
+				snapshot,
+				"many",
+				`server "many" (${dirs.userPath}): field "env.K" is given 20000 times (lines 2, 3, 4, 5, … and 20001); the entry is not used`,
+			);
+			usable(snapshot, "good");
 		});
 	});
 });

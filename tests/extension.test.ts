@@ -149,6 +149,42 @@ describe("the mcp tool in a real Pi", () => {
 	});
 });
 
+describe("a failing server's own words in a real Pi (issue 32, items 7, 8 and 10)", () => {
+	test("the model's error and /mcp status: the cause first, echoed secrets redacted, bidi controls escaped", async () => {
+		const { sandbox } = await loggedSandbox();
+		const echo =
+			"console.error('argv:', process.argv.slice(1).join(' ')); console.error('boom \\u202eevil\\u202c\\u2066x\\u2069'); process.exit(4);";
+		const args = ["-e", echo, "--", "--password", "hunter2hunter2", "--token=ARGVSECRET999", "--author", "jane"];
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({ mcpServers: { leaky: { command: process.execPath, args } } }),
+		);
+		const rpc = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION],
+			script: [{ tool: "mcp", args: { action: "call", server: "leaky", tool: "x", args: {} } }, { text: "done" }],
+		});
+		try {
+			const [call] = toolResults((await rpc.prompt("call it")).events);
+			const status = (await rpc.prompt("/mcp status")).uiRequests.map((request) => String(request.message ?? "")).join("\n");
+			assert.equal(call?.isError, true);
+			assert.match(
+				call?.text ?? "",
+				/^MCP server "leaky" failed to start: the server exited with code 4 before the MCP handshake\.\n/,
+			);
+			for (const text of [call?.text ?? "", status]) {
+				assert.match(text, /--password \[redacted\] --token=\[redacted\] --author jane/);
+				assert.match(text, /boom \\u202eevil\\u202c\\u2066x\\u2069/);
+				assert.equal(/hunter2hunter2|ARGVSECRET999|[\u202a-\u202e\u2066-\u2069]/.test(text), false, text);
+			}
+			assert.match(status, /leaky: failed/);
+		} finally {
+			const closed = await rpc.close();
+			assert.equal(closed.code, 0);
+		}
+	});
+});
+
 describe("a configuration file that cannot be read, in a real Pi", () => {
 	test("the model's status and an unknown server name the file and why; so does /mcp login <unknown>", async () => {
 		const { sandbox, log } = await loggedSandbox();
@@ -190,6 +226,35 @@ describe("a configuration file that cannot be read, in a real Pi", () => {
 			assert.equal(closed.code, 0);
 		}
 		assert.deepEqual(readWire(log), [], "nothing was started");
+	});
+});
+
+describe("a configuration entry nested 200,000 levels deep, in a real Pi (issue 32, item 3)", () => {
+	test("Pi starts, status names the entry and field, and the other server answers", async () => {
+		const { sandbox, log } = await loggedSandbox();
+		const userPath = join(sandbox.agentDir, "mcp.json");
+		// 391 KiB; as text, since JSON.stringify recurses per level.
+		const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+		await writeFile(
+			userPath,
+			`{"mcpServers": {"deep": {"command": "x", "args": ${deep}}, "fx": ${JSON.stringify(fixture(log))}}}`,
+		);
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "status and a call",
+			script: [
+				{ tool: "mcp", args: { action: "status" } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "still here" } } },
+				{ text: "done" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [status, fx] = toolResults(run.events);
+		const why = `server "deep" (${userPath}): field "args" nests deeper than 64 levels; the entry is not used`;
+		assert.ok(status?.text.includes(`deep: invalid\n  error: ${why}`), status?.text);
+		assert.equal(fx?.text, "[modern] still here");
 	});
 });
 

@@ -130,7 +130,11 @@ test("the /mcp manager: servers, actions, tools with search and schema, reconnec
 	tui.keys("Down", "Enter");
 	const failed = await tui.waitFor(/broken {2}failed · stdio/, "the failure after reconnect");
 	assert.match(failed, /error: MCP server "broken" failed to start/);
-	await tui.waitFor(/Connect failed \(failed\); see Last error/, "the connect outcome");
+	// The outcome names the cause, not the state twice ("Connect failed (failed)").
+	await tui.waitFor(
+		/MCP server "broken" failed to start: the server exited with code 3 before the MCP handshake; see Last error/,
+		"the connect outcome",
+	);
 	tui.keys("Down", "Down", "Enter");
 	await tui.waitFor(/broken: stderr[\s\S]*fixture crash: missing API_KEY/, "the stderr tail");
 	// One key at a time, each after the screen it acts on: a lone Escape is told from the start of
@@ -139,7 +143,7 @@ test("the /mcp manager: servers, actions, tools with search and schema, reconnec
 	await tui.waitFor(/→ Stderr tail/, "back on the server screen");
 	tui.keys("Down", "Enter");
 	const error = await tui.waitFor(/broken: last error/, "the last error");
-	assert.match(error, /closed the connection during setup[\s\S]*fixture crash: missing API_KEY/);
+	assert.match(error, /exited with code 3 before the MCP handshake[\s\S]*fixture crash: missing API_KEY/);
 
 	tui.keys("Escape");
 	await tui.waitFor(/→ Last error/, "back on the server screen");
@@ -396,7 +400,7 @@ test("the manager names the state first, in colour, failed servers first; Connec
 	tui.keys("Down", "Enter");
 	await tui.waitFor(/broken {2}idle · stdio/, "the broken server");
 	tui.keys("Down", "Enter");
-	const failed = await tui.waitFor(/Connect failed \(failed\); see Last error/, "the failure");
+	const failed = await tui.waitFor(/MCP server "broken" failed to start: [^\n]+; see Last error/, "the failure");
 	assert.match(failed, /^→ Reconnect/m);
 	tui.keys("Down", "Down", "Down", "Enter");
 	const error = await tui.waitFor(/broken: last error/, "the last error");

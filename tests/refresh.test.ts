@@ -29,7 +29,13 @@ import { startWorker, stopWorkers, type Worker, type WorkerEvent } from "./fixtu
 import { seeded } from "./helpers/seed.ts";
 
 type Events = { grants: string[]; revoked: string[]; errors: string[] };
-type Rs = { mcpUrl: URL; as: { issuer: string; events: Events }; tokensSeen: string[]; close(): Promise<void> };
+type Rs = {
+	mcpUrl: URL;
+	as: { issuer: string; events: Events };
+	tokensSeen: string[];
+	schemesSeen: string[];
+	close(): Promise<void>;
+};
 
 const WORKER = "tests/fixtures/refresh-worker.ts";
 const store = keyringStore();
@@ -130,9 +136,10 @@ function worker(name: string, extra: Partial<WorkerArgs> = {}, server = rs()): W
 
 async function connect(config: ServerConfig, auth: Auth): Promise<Client> {
 	const client = new Client({ name: "refresh-test", version: "0.0.0" }, { capabilities: {} });
-	await client.connect(
-		new StreamableHTTPClientTransport(new URL(config.url as string), { authProvider: await auth.prepare(config) }),
-	);
+	// As the runtime passes them: the narrow provider, and the DPoP fetch wrapper beside it.
+	const provider = await auth.prepare(config);
+	const signed = provider?.fetch ? { fetch: provider.fetch(fetch) } : {};
+	await client.connect(new StreamableHTTPClientTransport(new URL(config.url as string), { authProvider: provider, ...signed }));
 	cleanups.push(() => client.close().catch(() => undefined));
 	return client;
 }
@@ -441,5 +448,97 @@ describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 		assert.equal((await readRecord(store, account))?.tokens, undefined, "the dead tokens are dropped");
 		assert.equal(s.login.pending(), 1);
 		assert.deepEqual(await lockFiles(), []);
+	});
+});
+
+/** Every file under `dir` whose text contains `needle` (the key must be in none). */
+async function filesHolding(dir: string, needle: string): Promise<string[]> {
+	const entries = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
+	const found: string[] = [];
+	for (const entry of entries) {
+		const path = join(dir, String(entry));
+		if (!(await stat(path)).isFile()) continue;
+		if ((await readFile(path, "utf8")).includes(needle)) found.push(path);
+	}
+	return found;
+}
+
+describe("DPoP-bound tokens (RFC 9449)", { timeout: 300_000 }, () => {
+	test("sign-in binds the tokens to a key kept only in the keyring record; two processes refresh with it under the lock; logout removes it", async () => {
+		const bound = (await startProtectedMcp({ dpop: true })) as Rs;
+		cleanups.push(() => bound.close());
+		const { config, account, record } = await signIn("dpop", bound);
+		const raw = JSON.parse((await store.get(account)) ?? "{}") as { version?: number };
+		assert.equal(raw.version, 2, "a record holding a key is written as version 2");
+		assert.equal(record.tokens?.token_type, "DPoP", "the authorization server bound the tokens");
+		const key = record.dpop;
+		assert.ok(key?.jwk.d && key.alg === "ES256", "an ES256 key in the record");
+
+		// This process presents the token with the DPoP scheme and a proof (the RS checks both).
+		const s = session();
+		const client = await connect(config, s.auth);
+		assert.equal(await whoami(client), "alice");
+		assert.ok(bound.schemesSeen.length > 0 && bound.schemesSeen.every((scheme) => scheme === "DPoP"), bound.schemesSeen.join());
+		const status = await s.auth.credentialState(config);
+		assert.match(status, /^signed in \(expires in .*; DPoP-bound\)$/);
+
+		// Two processes find it expired: one refreshes (its proof made with the stored key), the other adopts.
+		await expire(account);
+		const since = mark(bound);
+		const workers = [worker("dpop", { waitGo: true }, bound), worker("dpop", { waitGo: true }, bound)];
+		for (const w of workers) await w.next("ready");
+		for (const w of workers) w.send("go");
+		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const seen = since();
+		const stored = await readRecord(store, account);
+		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
+		assert.deepEqual(seen.errors, []);
+		assert.deepEqual(seen.revoked, []);
+		assertAllSucceeded(results, stored);
+		assert.notEqual(stored?.tokens?.refresh_token, record.tokens?.refresh_token, "rotated");
+		assert.equal(stored?.tokens?.token_type, "DPoP");
+		assert.deepEqual(stored?.dpop, key, "the same key survives the refresh");
+		assert.ok(
+			bound.schemesSeen.every((scheme) => scheme === "DPoP"),
+			"no bearer presentation",
+		);
+
+		// The private key is nowhere but in the keyring: no file, no output, no status, no error text.
+		const d = key.jwk.d;
+		assert.deepEqual(await filesHolding(state.agentDir as string, d), []);
+		for (const w of workers) {
+			assert.ok(!JSON.stringify(w.events).includes(d) && !w.stderr().includes(d), "not in a process's output");
+		}
+		assert.ok(!status.includes(d));
+		assert.ok(s.auth.secrets().includes(d), "the sanitiser knows it: no message can show it");
+
+		// A stolen token without the key is refused, and a bearer presentation too.
+		const stolen = await fetch(bound.mcpUrl, {
+			method: "POST",
+			headers: { authorization: `Bearer ${stored?.tokens?.access_token}`, "content-type": "application/json" },
+			body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+		});
+		assert.equal(stolen.status, 401);
+		await stolen.body?.cancel();
+
+		assert.equal(await s.auth.logout(config), true);
+		assert.equal(await store.get(account), undefined, "logout deleted the record and its key");
+	});
+
+	test("an authorization server that demands a DPoP nonce gets it: the token request is retried with it", async () => {
+		const nonced = (await startProtectedMcp({ dpopNonce: true })) as Rs;
+		cleanups.push(() => nonced.close());
+		const since = mark(nonced);
+		const { config, account, record } = await signIn("dpop-nonce", nonced);
+		assert.equal(record.tokens?.token_type, "DPoP");
+		assert.ok(
+			since().errors.some((error) => /use_dpop_nonce/.test(error)),
+			`the first proof had no nonce and was refused: ${JSON.stringify(since())}`,
+		);
+		await expire(account);
+		const s = session();
+		assert.equal(await whoami(await connect(config, s.auth)), "alice", "refreshed (with a nonce) and called");
+		assert.equal(since().refreshGrants, 1);
+		assert.ok(nonced.schemesSeen.every((scheme) => scheme === "DPoP"));
 	});
 });

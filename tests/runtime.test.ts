@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -261,7 +262,10 @@ describe("failures and teardown", () => {
 		}));
 		const first = await h.runtime.call("flaky", "echo", { text: "x" }).catch((error: Error) => error);
 		assert.ok(first instanceof SetupFailed);
-		assert.match(first.message, /^MCP server "flaky" failed to start: the server closed the connection during setup/);
+		assert.match(
+			first.message,
+			/^MCP server "flaky" failed to start: the server exited with code 3 before the MCP handshake\.\n/,
+		);
 		assert.match(first.message, /fixture crash: missing API_KEY/);
 		assert.equal(first.message.includes("\u001b"), false, "stderr escapes are stripped");
 		assert.match(first.message, /\/mcp reconnect flaky/);
@@ -421,6 +425,120 @@ describe("failures and teardown", () => {
 			["ordinary warning"],
 		);
 		assert.ok(sdkNotices.some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
+		await h.cleanup();
+	});
+});
+
+describe("what a failed setup says (issue 32, items 7, 8 and 10)", () => {
+	const firstLine = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0] : String(error));
+	const failure = (runtime: Runtime, name: string) =>
+		runtime.tools(name).then(
+			() => assert.fail(`${name} should fail to start`),
+			(error: unknown) => {
+				assert.ok(error instanceof SetupFailed, String(error));
+				return error;
+			},
+		);
+	/** A port nothing listens on: one the OS just handed out and took back. */
+	const closedPort = () =>
+		new Promise<number>((resolve) => {
+			const server = createServer().listen(0, "127.0.0.1", () => {
+				const address = server.address();
+				server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+			});
+		});
+
+	test("the first line names the cause: not found, permission denied, exit code, connection refused at the URL", async () => {
+		const port = await closedPort();
+		const h = await harness((_log, dir) => ({
+			missing: { command: join(dir, "no-such-server") },
+			noexec: { command: join(dir, "not-executable") },
+			exits: { command: node, args: ["-e", "process.exit(7)"] },
+			refused: { url: `http://127.0.0.1:${port}/mcp?token=QUERYSECRET1234&x=1` },
+			refusedLegacy: { url: `http://127.0.0.1:${port}/mcp`, protocolVersion: "legacy" },
+		}));
+		await writeFile(join(h.dir, "not-executable"), "#!/bin/sh\n");
+		await chmod(join(h.dir, "not-executable"), 0o644);
+		const start = (name: string) => `MCP server "${name}" failed to start: `;
+		assert.equal(
+			firstLine(await failure(h.runtime, "missing")),
+			`${start("missing")}command "${join(h.dir, "no-such-server")}" was not found (check "command" and PATH).`,
+		);
+		assert.equal(
+			firstLine(await failure(h.runtime, "noexec")),
+			`${start("noexec")}command "${join(h.dir, "not-executable")}" could not be run: permission denied (is it an executable file?).`,
+		);
+		assert.equal(
+			firstLine(await failure(h.runtime, "exits")),
+			`${start("exits")}the server exited with code 7 before the MCP handshake.`,
+		);
+		assert.equal(
+			firstLine(await failure(h.runtime, "refused")),
+			`${start("refused")}connection refused at http://127.0.0.1:${port}/mcp?token=[redacted]&x=1.`,
+		);
+		assert.equal(
+			firstLine(await failure(h.runtime, "refusedLegacy")),
+			`${start("refusedLegacy")}connection refused at http://127.0.0.1:${port}/mcp.`,
+		);
+		await h.cleanup();
+	});
+
+	test("a server that throws at start: its Error line is kept above the stack, in the error and in status", async () => {
+		// A stack longer than the 4 KiB tail: the line that says what went wrong would scroll out.
+		const script = [
+			"console.error('Error: boom at start');",
+			"for (let i = 0; i < 300; i++) console.error('    at frame' + i + ' (node:internal/somewhere:' + i + ')');",
+			"console.error('\\nNode.js ' + process.version); process.exitCode = 1;",
+		].join(" ");
+		const h = await harness(() => ({ boom: { command: node, args: ["-e", script] } }));
+		const error = await failure(h.runtime, "boom");
+		assert.match(
+			error.message,
+			/^MCP server "boom" failed to start: the server exited with code 1 before the MCP handshake\.\nstderr \(last lines\):\nError: boom at start\n…\n {4}at frame294 /,
+		);
+		assert.ok(error.message.includes("Node.js v"), "the tail is still there");
+		const tail = h.runtime.status().find((s) => s.name === "boom")?.stderrTail ?? "";
+		assert.match(tail, /^Error: boom at start\n…\n/);
+		assert.ok(tail.length < 4200, `bounded: ${tail.length}`);
+		await h.cleanup();
+	});
+
+	test("secrets a failing server echoes from its argv and URL are redacted; bidi controls are escaped", async () => {
+		const echo = [
+			"console.error('argv:', process.argv.slice(1).join(' '));",
+			"console.error('boom \\u202eevil\\u202c\\u2066x\\u2069 \\u200f\\u061c'); process.exit(1);",
+		].join(" ");
+		const secrets = ["hunter2hunter2", "ARGVSECRET999", "kv-secret-77", "DSN-PASSWORD-5", "QUERYSECRET1234", "camelSecret42"];
+		const h = await harness(() => ({
+			leaky: {
+				command: node,
+				args: [
+					"-e",
+					echo,
+					"--",
+					"--password",
+					"hunter2hunter2",
+					"--token=ARGVSECRET999",
+					"--author",
+					"jane",
+					"API_KEY=kv-secret-77",
+					"--dsn",
+					"postgres://app:DSN-PASSWORD-5@db.example/app?sslmode=require&authToken=QUERYSECRET1234",
+					"--clientSecret",
+					"camelSecret42",
+				],
+			},
+		}));
+		const error = await failure(h.runtime, "leaky");
+		const status = JSON.stringify(h.runtime.status().find((s) => s.name === "leaky"));
+		for (const secret of secrets) {
+			assert.equal(error.message.includes(secret), false, `${secret} in ${error.message}`);
+			assert.equal(status.includes(secret), false, `${secret} in status`);
+		}
+		assert.match(error.message, /--password \[redacted\] --token=\[redacted\] --author jane API_KEY=\[redacted\]/);
+		assert.match(error.message, /sslmode=require/, "a short query value under an ordinary name stays");
+		assert.match(error.message, /\nboom \\u202eevil\\u202c\\u2066x\\u2069 \\u200f\\u061c\n/);
+		assert.equal(/[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/.test(error.message + status), false);
 		await h.cleanup();
 	});
 });

@@ -4,9 +4,24 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { test } from "node:test";
-import { buildIndex, editDistance, indexOf, type SearchTool, search, stem, words } from "../src/search/rank.ts";
+import { describe, test } from "node:test";
+import { SLICE_MS } from "../src/search/build.ts";
+import {
+	buildIndex,
+	buildIndexAsync,
+	editDistance,
+	indexOf,
+	LIMITS,
+	queryWords,
+	type SearchTool,
+	search,
+	stem,
+	typoCandidates,
+	words,
+} from "../src/search/rank.ts";
 import { SYNONYM_GROUPS } from "../src/search/synonyms.ts";
+import { strength, WEAK_RESULT_CHARS } from "../src/search/weak.ts";
+import { rankedListing } from "../src/tool/listing.ts";
 
 type CatalogTool = SearchTool & Readonly<{ origin: string }>;
 const CATALOG = JSON.parse(
@@ -117,4 +132,113 @@ test("result lines cut a description at a word boundary near 120 characters, wit
 	assert.equal(shortText(`${"x".repeat(200)}`).length, 120, "one very long word is cut inside it");
 	assert.equal(toolEntry("name", undefined), "name");
 	assert.equal(toolEntry("name", "Does a thing.\u001b[31m"), "name — Does a thing.");
+});
+
+describe("bounds (#17): what is read of each tool and of a query is capped", () => {
+	test("a 64,000-letter query word is cut to the word cap; a query reads its first 256 characters and 16 words", () => {
+		assert.deepEqual(queryWords("a".repeat(64_000)), ["a".repeat(LIMITS.wordLetters)]);
+		assert.equal(words(`x${"b".repeat(1000)}`)[0]?.length, LIMITS.wordLetters);
+		assert.equal(queryWords(Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ")).length, LIMITS.queryWords);
+		assert.deepEqual(queryWords(`${" ".repeat(LIMITS.queryChars)}late`), [], "words past the character cap are not read");
+		assert.deepEqual(search(INDEX, "q".repeat(64_000)), []);
+		assert.ok(search(INDEX, `git commit ${"z".repeat(64_000)}`, 3).some((hit) => hit.tool.name === "git_commit"));
+	});
+
+	test("a description past its cap, and parameters past theirs, do not affect ranking", () => {
+		const filler = "lorem ipsum dolor ".repeat(Math.ceil(LIMITS.descriptionChars / 18));
+		const letters = (i: number) =>
+			`${i < 100 ? "opt" : "zed"}${"abcdefghijklmnopqrstuvwxyz"[Math.floor(i / 26)]}${"abcdefghijklmnopqrstuvwxyz"[i % 26]}`;
+		const params = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [letters(i), { type: "string" }]));
+		const tools = [
+			{ name: "early_tool", description: "zebra crossing" },
+			{ name: "late_tool", description: `${filler} okapi` },
+			{ name: "wide_tool", inputSchema: { type: "object", properties: params } },
+		];
+		const index = buildIndex([{ server: "s", tools }]);
+		assert.deepEqual(
+			search(index, "zebra").map((hit) => hit.tool.name),
+			["early_tool"],
+		);
+		assert.deepEqual(search(index, "okapi"), [], "a word past the description cap is not indexed");
+		assert.deepEqual(
+			search(index, letters(5)).map((hit) => hit.tool.name),
+			["wide_tool"],
+		);
+		assert.deepEqual(search(index, letters(150)), [], "parameters past the cap are not indexed");
+	});
+
+	test("the typo scan compares an unknown word with at most LIMITS.typoScan known words, from bounded buckets", () => {
+		const letters = "abcdefghijklmnopqrstuvwxyz";
+		const word = (i: number) => `s${Array.from({ length: 6 }, (_, k) => letters[Math.floor(i / 26 ** k) % 26]).join("")}`;
+		const tools = Array.from({ length: 20_000 }, (_, i) => ({ name: word(i), description: `${word(i + 20_000)} task` }));
+		const index = buildIndex([{ server: "s", tools }]);
+		assert.ok(index.surface.size > 30_000, `a large vocabulary (${index.surface.size})`);
+		for (const bucket of index.typoBuckets.values()) assert.ok(bucket.length <= LIMITS.bucket);
+		const candidates = typoCandidates(index, "szzzzzzz", 2);
+		assert.ok(candidates.length <= LIMITS.typoScan, `${candidates.length}`);
+		assert.ok(candidates.length > 0);
+		// Names come first: a typo of a listed name is still found among so many words.
+		assert.equal(search(index, "saaaaab", 1)[0]?.tool.name, "saaaaaa");
+	});
+
+	test("the index is built in slices that give the event loop back (indexOf awaits an async build)", async () => {
+		const tools = Array.from({ length: 4000 }, (_, i) => ({
+			...(CATALOG[i % CATALOG.length] as CatalogTool),
+			name: `tool_${i}`,
+		}));
+		const ticks = { n: 0, running: true };
+		const tick = () => {
+			ticks.n += 1;
+			if (ticks.running) setImmediate(tick);
+		};
+		setImmediate(tick);
+		const index = await buildIndexAsync([{ server: "s", tools }]);
+		ticks.running = false;
+		assert.equal(index.docs.length, 4000);
+		assert.ok(ticks.n > 1, `the event loop ran during the build (${ticks.n} turns)`);
+		assert.ok(SLICE_MS <= 50);
+	});
+});
+
+describe("weak matches (#20): the result adds tool names for the model to judge", () => {
+	const sources = SOURCES;
+	const read = async (query: string, server?: string) => {
+		const single = server !== undefined;
+		const picked = single ? sources.filter((source) => source.server === server) : sources;
+		const listing = await rankedListing(picked, query, { action: "tools", query }, single);
+		return [listing.header, ...listing.lines, ...(listing.more ? [listing.more.trim()] : [])].join("\n");
+	};
+
+	test("a query sharing no word with its tool says so in one line and lists further names, best-matching server first", async () => {
+		assert.ok(strength(INDEX, "bookmark a repository", search(INDEX, "bookmark a repository")) <= 0.5);
+		const text = await read("bookmark a repository");
+		const lines = text.split("\n");
+		assert.equal(lines.filter((line) => line.startsWith("Weak match: ")).length, 1, text);
+		const named = lines.slice(lines.findIndex((line) => line.startsWith("Weak match: ")) + 1).map((line) => line.split(": ")[0]);
+		assert.equal(named[0], "github-mcp-server", "the server of the best hits first");
+		assert.ok(named.length >= 8, `the budget is shared, one large server hides no other (${named.join(", ")})`);
+		assert.ok(text.length <= WEAK_RESULT_CHARS, `${text.length}`);
+		// On the server alone, every name fits: the model can pick star_repository by meaning.
+		const one = await read("bookmark a repository", "github-mcp-server");
+		assert.match(one, /\nWeak match: /, one);
+		assert.match(one, /(^|\s)star_repository( —|\s|$)/m, one);
+		assert.ok(one.length <= WEAK_RESULT_CHARS, `${one.length}`);
+	});
+
+	test("a strong match keeps the short answer", async () => {
+		assert.equal(strength(INDEX, "create pull request", search(INDEX, "create pull request")), 1);
+		const text = await read("create pull request");
+		assert.doesNotMatch(text, /Weak match|by name/);
+		assert.equal(text.split("\n").length, 12, text);
+	});
+
+	test("no match on one server lists its names within the budget; a later page adds none", async () => {
+		const text = await read("zzqqxx", "server-filesystem");
+		const [header, lead, names] = text.split("\n");
+		assert.match(header ?? "", /^server-filesystem: no tool matches "zzqqxx" \(\d+ tools; list them without "query"\)$/);
+		assert.equal(lead, "Tools by name, to judge by meaning:");
+		assert.match(names ?? "", /^read_file read_text_file /);
+		const paged = await rankedListing(sources, "bookmark a repository", { action: "tools", query: "x", cursor: "10" }, false);
+		assert.ok(!paged.lines.some((line) => line.startsWith("Weak match")));
+	});
 });

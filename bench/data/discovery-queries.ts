@@ -6,7 +6,7 @@
  * ranker was tuned on the first half only.
  */
 
-export type Kind = "keywords" | "sentence" | "synonym" | "typo" | "plural" | "name" | "ambiguous";
+export type Kind = "keywords" | "sentence" | "synonym" | "meaning" | "typo" | "plural" | "name" | "ambiguous";
 
 export type Query = Readonly<{ q: string; kind: Kind; expect: readonly string[] }>;
 
@@ -148,3 +148,133 @@ export function split(queries: readonly Query[] = QUERIES): Readonly<{ tune: Que
 	}
 	return { tune, heldOut };
 }
+
+/**
+ * A second held-out set for issue 35 (#20), written on 2026-12-04 from the tool names and what an
+ * agent would want, before any tuning for that issue (committed on its own, ahead of the ranker and
+ * result changes). `meaning` queries share no word with the tool they want (`bookmark a repository`
+ * for `star_repository`): words alone cannot rank them, so they measure whether the right tool is
+ * anywhere in the text the model reads. Never tuned on.
+ */
+export const FRESH: readonly Query[] = [
+	// Keywords.
+	{ q: "list branches", kind: "keywords", expect: ["github/list_branches", "git/git_branch"] },
+	{ q: "bar chart", kind: "keywords", expect: ["chart/generate_bar_chart", "chart/generate_column_chart"] },
+	{ q: "sankey diagram", kind: "keywords", expect: ["chart/generate_sankey_chart"] },
+	{ q: "resize browser window", kind: "keywords", expect: ["playwright/browser_resize", "chrome-devtools/resize_page"] },
+	{ q: "knowledge graph", kind: "keywords", expect: ["memory/read_graph"] },
+	{
+		q: "secret scanning",
+		kind: "keywords",
+		expect: ["github/list_secret_scanning_alerts", "github/get_secret_scanning_alert"],
+	},
+	{ q: "workflow runs", kind: "keywords", expect: ["github/actions_list", "github/actions_get"] },
+	{ q: "file info", kind: "keywords", expect: ["filesystem/get_file_info"] },
+	{ q: "reflog", kind: "keywords", expect: ["git/git_reflog"] },
+	{
+		q: "drag and drop",
+		kind: "keywords",
+		expect: ["playwright/browser_drag", "chrome-devtools/drag", "playwright/browser_drop"],
+	},
+	{ q: "css styles", kind: "keywords", expect: ["chrome-devtools/get_css_styles"] },
+	{ q: "notion comment", kind: "keywords", expect: ["notion/API-create-a-comment", "notion/API-retrieve-a-comment"] },
+
+	// Sentences.
+	{ q: "show the differences between two commits", kind: "sentence", expect: ["git/git_diff"] },
+	{ q: "switch to another branch", kind: "sentence", expect: ["git/git_checkout"] },
+	{ q: "find repositories about machine learning", kind: "sentence", expect: ["github/search_repositories"] },
+	{ q: "who can push to this repository", kind: "sentence", expect: ["github/list_repository_collaborators"] },
+	{ q: "write text into a file", kind: "sentence", expect: ["filesystem/write_file"] },
+	{ q: "see the whole folder structure", kind: "sentence", expect: ["filesystem/directory_tree"] },
+	{
+		q: "go back to the previous page",
+		kind: "sentence",
+		expect: ["playwright/browser_navigate_back", "chrome-devtools/navigate_page"],
+	},
+	{
+		q: "type text into an input",
+		kind: "sentence",
+		expect: ["playwright/browser_type", "chrome-devtools/type_text", "chrome-devtools/fill"],
+	},
+	{ q: "start recording a video of the page", kind: "sentence", expect: ["chrome-devtools/screencast_start"] },
+	{ q: "ask copilot to review my pull request", kind: "sentence", expect: ["github/request_copilot_review"] },
+	{ q: "get the latest release of a project", kind: "sentence", expect: ["github/get_latest_release"] },
+	{ q: "add a new page in notion", kind: "sentence", expect: ["notion/API-post-page"] },
+	{ q: "choose an option in a dropdown", kind: "sentence", expect: ["playwright/browser_select_option", "chrome-devtools/fill"] },
+	{ q: "show what a commit changed", kind: "sentence", expect: ["git/git_show", "github/get_commit"] },
+
+	// Synonyms.
+	{ q: "wipe untracked files", kind: "synonym", expect: ["git/git_clean"] },
+	{ q: "stage files for commit", kind: "synonym", expect: ["git/git_add"] },
+	{ q: "combine two branches", kind: "synonym", expect: ["git/git_merge"] },
+	{ q: "modify a notion block", kind: "synonym", expect: ["notion/API-update-a-block", "notion/API-patch-block-children"] },
+	{ q: "mark every notification as seen", kind: "synonym", expect: ["github/mark_all_notifications_read"] },
+	{ q: "erase a repository", kind: "synonym", expect: ["github/delete_repository"] },
+	{ q: "look up a person on github", kind: "synonym", expect: ["github/search_users"] },
+	{ q: "scroll down the page", kind: "synonym", expect: ["playwright/browser_mouse_wheel"] },
+	{ q: "print the page to pdf", kind: "synonym", expect: ["playwright/browser_pdf_save"] },
+	{ q: "remove facts from an entity", kind: "synonym", expect: ["memory/delete_observations"] },
+
+	// Meaning: no word in common with the tool.
+	{ q: "bookmark a repository", kind: "meaning", expect: ["github/star_repository"] },
+	{ q: "stop watching a thread", kind: "meaning", expect: ["github/manage_notification_subscription"] },
+	{ q: "who is in my squad", kind: "meaning", expect: ["github/get_team_members"] },
+	{ q: "vulnerable dependencies", kind: "meaning", expect: ["github/list_dependabot_alerts", "github/get_dependabot_alert"] },
+	{ q: "let an AI agent fix this bug", kind: "meaning", expect: ["github/assign_copilot_to_issue"] },
+	{ q: "simulate a slow network", kind: "meaning", expect: ["chrome-devtools/emulate"] },
+	{ q: "dark mode", kind: "meaning", expect: ["playwright/browser_emulate_media", "chrome-devtools/emulate"] },
+	{ q: "why did CI fail", kind: "meaning", expect: ["github/get_job_logs", "github/actions_get", "github/actions_list"] },
+	{ q: "reason through a hard question", kind: "meaning", expect: ["sequential-thinking/sequentialthinking"] },
+	{ q: "zip a file", kind: "meaning", expect: ["everything/gzip-file-as-resource"] },
+	{ q: "conversion drop-off per step", kind: "meaning", expect: ["chart/generate_funnel_chart"] },
+	{ q: "cause and effect analysis", kind: "meaning", expect: ["chart/generate_fishbone_diagram"] },
+	{ q: "overlap between sets", kind: "meaning", expect: ["chart/generate_venn_chart"] },
+	{ q: "forget everything about a person", kind: "meaning", expect: ["memory/delete_entities"] },
+
+	// Typos.
+	{ q: "pul request reviw", kind: "typo", expect: ["github/pull_request_review_write"] },
+	{ q: "lsit directory", kind: "typo", expect: ["filesystem/list_directory"] },
+	{ q: "delet entity", kind: "typo", expect: ["memory/delete_entities"] },
+	{ q: "histogarm chart", kind: "typo", expect: ["chart/generate_histogram_chart"] },
+	{ q: "serach issues", kind: "typo", expect: ["github/search_issues"] },
+	{ q: "comit changes", kind: "typo", expect: ["git/git_commit"] },
+	{ q: "naviagte back", kind: "typo", expect: ["playwright/browser_navigate_back"] },
+	{ q: "depndabot alert", kind: "typo", expect: ["github/get_dependabot_alert", "github/list_dependabot_alerts"] },
+	{ q: "obervations", kind: "typo", expect: ["memory/add_observations", "memory/delete_observations"] },
+
+	// Plural and singular.
+	{ q: "list tag", kind: "plural", expect: ["github/list_tags", "git/git_tag"] },
+	{ q: "create entity", kind: "plural", expect: ["memory/create_entities"] },
+	{ q: "delete relation", kind: "plural", expect: ["memory/delete_relations"] },
+	{ q: "discussion", kind: "plural", expect: ["github/list_discussions", "github/get_discussion"] },
+	{ q: "search org", kind: "plural", expect: ["github/search_orgs"] },
+	{ q: "read media files", kind: "plural", expect: ["filesystem/read_media_file"] },
+	{ q: "list page", kind: "plural", expect: ["chrome-devtools/list_pages"] },
+
+	// Names.
+	{ q: "git_worktree", kind: "name", expect: ["git/git_worktree"] },
+	{ q: "browser_mouse_click_xy", kind: "name", expect: ["playwright/browser_mouse_click_xy"] },
+	{ q: "API-get-self", kind: "name", expect: ["notion/API-get-self"] },
+	{ q: "query-docs", kind: "name", expect: ["context7/query-docs"] },
+	{ q: "generate_treemap_chart", kind: "name", expect: ["chart/generate_treemap_chart"] },
+	{ q: "toggle simulated logging", kind: "name", expect: ["everything/toggle-simulated-logging"] },
+	{ q: "createDirectory", kind: "name", expect: ["filesystem/create_directory"] },
+	{ q: "pull request read", kind: "name", expect: ["github/pull_request_read"] },
+
+	// Ambiguous: either answer is right.
+	{
+		q: "evaluate a javascript expression",
+		kind: "ambiguous",
+		expect: ["playwright/browser_evaluate", "chrome-devtools/evaluate_script"],
+	},
+	{ q: "list open tabs", kind: "ambiguous", expect: ["playwright/browser_tabs", "chrome-devtools/list_pages"] },
+	{ q: "close the page", kind: "ambiguous", expect: ["playwright/browser_close", "chrome-devtools/close_page"] },
+	{ q: "handle a popup alert", kind: "ambiguous", expect: ["playwright/browser_handle_dialog", "chrome-devtools/handle_dialog"] },
+	{ q: "commit log", kind: "ambiguous", expect: ["git/git_log", "github/list_commits"] },
+	{ q: "double click a button", kind: "ambiguous", expect: ["playwright/browser_click", "chrome-devtools/click"] },
+	{
+		q: "find text on the page",
+		kind: "ambiguous",
+		expect: ["playwright/browser_find", "playwright/browser_verify_text_visible"],
+	},
+];

@@ -12,6 +12,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { SetupFailed } from "../errors.ts";
 import type { HttpServerConfig } from "../schema.ts";
+import { type DpopKey, dpopAlgOf, newDpopKey } from "./dpop.ts";
 import { type AuthContext, expiresAtOf, type RecordPatch, type Work } from "./record.ts";
 
 /**
@@ -34,8 +35,38 @@ function issuersMatch(a: string, b: string): boolean {
 	return trim(a) === trim(b);
 }
 
+/** The discovered authorization server must be the configured `oauth.issuer`, if one is configured. */
+function checkIssuer(clean: AuthContext["clean"], config: HttpServerConfig, state: OAuthDiscoveryState): void {
+	const expected = config.oauth?.issuer;
+	const found = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl;
+	if (expected === undefined || issuersMatch(found, expected)) return;
+	const name = config.name;
+	const text = `MCP server "${name}": the authorization server's issuer is ${found}, but "oauth.issuer" is ${expected}.`;
+	throw new SetupFailed(name, clean(config, text));
+}
+
 function placeholderRedirect(config: HttpServerConfig): string {
 	return config.oauth?.redirectUri ?? "http://127.0.0.1/callback";
+}
+
+const NO_TOKENS: RecordPatch = { tokens: undefined, expiresAt: undefined, issuedAt: undefined };
+
+/** What an SDK `invalidateCredentials(scope)` removes from the stored record. */
+function invalidated(scope: string): RecordPatch {
+	if (scope === "all") return { ...NO_TOKENS, client: undefined, discovery: undefined, dpop: undefined };
+	if (scope === "tokens") return NO_TOKENS;
+	if (scope === "client") return { client: undefined };
+	return scope === "discovery" ? { discovery: undefined } : {};
+}
+
+/**
+ * The run's DPoP key, asked before each token request: the record's binds its tokens; a new one is
+ * made only for a new grant (the code exchange) from a server that offers DPoP, stored with its tokens.
+ */
+function dpopKey(ctx: AuthContext, work: Work): DpopKey | undefined {
+	const alg = dpopAlgOf(work.discovery?.authorizationServerMetadata);
+	work.dpop ??= ctx.get(work.account).record?.dpop ?? (work.exchanging && alg ? newDpopKey(alg) : undefined);
+	return work.dpop;
 }
 
 export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) => Promise<string>): OAuthClientProvider {
@@ -75,18 +106,9 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 			const issuedAt = same ? current?.issuedAt : now();
 			const client = work.client ? { client: work.client } : {};
 			const discovery = work.deferred && work.discovery ? { discovery: work.discovery } : {};
-			await update(
-				account,
-				{
-					tokens,
-					expiresAt,
-					issuedAt,
-					issuer: tokens.issuer ?? current?.issuer,
-					...client,
-					...discovery,
-				},
-				work.signal,
-			);
+			const dpop = work.dpop ? { dpop: work.dpop } : {};
+			const issuer = tokens.issuer ?? current?.issuer;
+			await update(account, { tokens, expiresAt, issuedAt, issuer, ...client, ...discovery, ...dpop }, work.signal);
 		},
 		redirectToAuthorization: (url: URL) => {
 			work.url = url.href;
@@ -102,22 +124,16 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 		// Called by auth() right before it builds the link: the loopback flow starts only then.
 		state: () => begin(work),
 		saveDiscoveryState: async (state: OAuthDiscoveryState) => {
-			const expected = oauth?.issuer;
-			const found = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl;
 			// A pre-registered client is bound to its issuer by the SDK; a registered one by this check.
-			if (clientId === undefined && expected !== undefined && !issuersMatch(found, expected)) {
-				throw new SetupFailed(
-					config.name,
-					clean(
-						config,
-						`MCP server "${config.name}": the authorization server's issuer is ${found}, but "oauth.issuer" is ${expected}.`,
-					),
-				);
-			}
+			if (clientId === undefined) checkIssuer(clean, config, state);
 			work.discovery = state;
 			if (!work.deferred) await update(account, { discovery: state }, work.signal);
 		},
 		discoveryState: () => work.discovery,
+		dpop: () => {
+			const key = dpopKey(ctx, work);
+			return key ? ctx.signer(account, key) : undefined;
+		},
 		invalidateCredentials: async (scope) => {
 			// A refused exchange must not cost the stored sign-in (anyone with the link's state can send a code).
 			if (work.exchanging && (scope === "tokens" || scope === "client" || scope === "all")) {
@@ -129,16 +145,7 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 				work.client = undefined;
 				work.register = true;
 			}
-			const patch: RecordPatch =
-				scope === "all"
-					? { tokens: undefined, expiresAt: undefined, issuedAt: undefined, client: undefined, discovery: undefined }
-					: scope === "tokens"
-						? { tokens: undefined, expiresAt: undefined, issuedAt: undefined }
-						: scope === "client"
-							? { client: undefined }
-							: scope === "discovery"
-								? { discovery: undefined }
-								: {};
+			const patch = invalidated(scope);
 			if (Object.keys(patch).length > 0 && !work.deferred) await update(account, patch, work.signal);
 		},
 	};

@@ -11,6 +11,7 @@
 import { createHash } from "node:crypto";
 import type {
 	AuthProvider,
+	DpopSession,
 	OAuthDiscoveryState,
 	StoredOAuthClientInformation,
 	StoredOAuthTokens,
@@ -21,6 +22,7 @@ import type { Flow, LoginService } from "../login.ts";
 import { sanitize } from "../output/text.ts";
 import { type HttpServerConfig, isObject, type ServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
+import { type DpopKey, dpopSecret, openDpopSession, parseDpopKey, sameKey } from "./dpop.ts";
 import { KeyringUnavailable, type SecretStore } from "./keyring.ts";
 
 // -------------------------------------------------------------------------------------------
@@ -49,8 +51,10 @@ export function recordAccount(config: ServerConfig): string {
 /**
  * One server's credentials, stored as JSON under `recordAccount(config)`; nothing else is kept.
  *
- * - `version`: the record format. A reader treats a record of another version as absent (the
- *   next sign-in replaces it) and never rewrites parts of it.
+ * - `version`: the record format: 2 when it holds a DPoP key, else 1 (what readers before DPoP
+ *   understand; they would present a bound token as a bearer token, so they must not read a 2). A
+ *   reader treats a record of another version as absent (the next sign-in replaces it) and never
+ *   rewrites parts of it.
  * - `tokens`: as the SDK saved them (access and refresh token, scope, issuer stamp).
  * - `expiresAt`: when the access token expires (epoch ms), computed from `expires_in` when the
  *   tokens were saved; absent when the server gave no lifetime.
@@ -60,22 +64,28 @@ export function recordAccount(config: ServerConfig): string {
  * - `client`: dynamically registered client information (absent for a pre-registered `clientId`).
  * - `discovery`: the SDK's discovery state (RFC 9728 and RFC 8414 metadata; public documents).
  * - `issuer`: the authorization server the tokens and the client are bound to.
+ * - `dpop`: the private key the tokens are bound to (RFC 9449), when the server offered DPoP
+ *   (`dpop.ts`); only in version 2. Never written anywhere but here.
  * - `updatedAt`: when the record was written (epoch ms). With the cross-process refresh lock, a
  *   refresher re-reads the record under the lock and, when `updatedAt` is newer than the copy it
  *   started from, adopts the rotated tokens instead of refreshing with a spent refresh token.
  */
 export type CredentialRecord = Readonly<{
-	version: 1;
+	version: RecordVersion;
 	tokens?: StoredOAuthTokens;
 	expiresAt?: number;
 	issuedAt?: number;
 	client?: StoredOAuthClientInformation;
 	discovery?: OAuthDiscoveryState;
 	issuer?: string;
+	dpop?: DpopKey;
 	updatedAt: number;
 }>;
 
-export const RECORD_VERSION = 1;
+type RecordVersion = 1 | 2;
+
+/** The version a record is written with: see `CredentialRecord.version`. */
+export const recordVersion = (record: Pick<CredentialRecord, "dpop">): RecordVersion => (record.dpop ? 2 : 1);
 
 /** Parses a stored record; anything unreadable or of another version counts as no record. */
 export function parseRecord(text: string | undefined): CredentialRecord | undefined {
@@ -87,10 +97,13 @@ export function parseRecord(text: string | undefined): CredentialRecord | undefi
 			return undefined;
 		}
 	})();
-	if (!isObject(value) || value.version !== RECORD_VERSION || typeof value.updatedAt !== "number") return undefined;
+	if (!isObject(value) || (value.version !== 1 && value.version !== 2) || typeof value.updatedAt !== "number") return undefined;
+	// A version-2 record whose key is unreadable holds tokens nobody can present: no record.
+	const dpop = value.version === 2 ? parseDpopKey(value.dpop) : undefined;
+	if (value.version === 2 && dpop === undefined) return undefined;
 	const tokens = isObject(value.tokens) && typeof value.tokens.access_token === "string" ? value.tokens : undefined;
 	return {
-		version: RECORD_VERSION,
+		version: value.version,
 		tokens: tokens as unknown as StoredOAuthTokens | undefined,
 		expiresAt: typeof value.expiresAt === "number" ? value.expiresAt : undefined,
 		issuedAt: typeof value.issuedAt === "number" ? value.issuedAt : undefined,
@@ -103,14 +116,16 @@ export function parseRecord(text: string | undefined): CredentialRecord | undefi
 				? (value.discovery as unknown as OAuthDiscoveryState)
 				: undefined,
 		issuer: typeof value.issuer === "string" ? value.issuer : undefined,
+		...(dpop ? { dpop } : {}),
 		updatedAt: value.updatedAt,
 	};
 }
 
 /** The JSON written to the keyring: exactly the record's fields, in a fixed order. */
 export function serializeRecord(record: CredentialRecord): string {
-	const { version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt } = record;
-	return JSON.stringify({ version, tokens, expiresAt, issuedAt, client, discovery, issuer, updatedAt });
+	const { tokens, expiresAt, issuedAt, client, discovery, issuer, dpop, updatedAt } = record;
+	const version = recordVersion(record);
+	return JSON.stringify({ version, tokens, expiresAt, issuedAt, client, discovery, issuer, dpop, updatedAt });
 }
 
 export async function readRecord(
@@ -171,6 +186,8 @@ export type ServerAuth = Readonly<{
 	flow?: Flow;
 	refreshing?: Promise<void>;
 	machine?: Machine;
+	/** The signing session of the record's DPoP key (its nonces live as long as it does). */
+	signing?: Readonly<{ key: DpopKey; session: Promise<DpopSession> }>;
 }>;
 
 /** Per-operation state of one `auth()` run (and, for a link, of its callback leg). */
@@ -184,6 +201,8 @@ export type Work = {
 	register?: boolean;
 	/** A client registered during this run; stored together with the tokens it obtains. */
 	client?: StoredOAuthClientInformation;
+	/** The DPoP key of this run's token requests (the record's, or a new one); stored with the tokens. */
+	dpop?: DpopKey;
 	discovery?: OAuthDiscoveryState;
 	/**
 	 * The run ends at a link (and its callback leg exchanges the code): nothing is stored until the
@@ -224,6 +243,8 @@ export type AuthContext = Readonly<{
 	load(account: string, signal: AbortSignal): Promise<CredentialRecord | undefined>;
 	/** Writes the record with `patch` applied; the in-memory copy changes only once it is stored. */
 	update(account: string, patch: RecordPatch, signal: AbortSignal): Promise<void>;
+	/** The account's signing session for `key`, made once per key (and its nonces kept with it). */
+	signer(account: string, key: DpopKey): Promise<DpopSession>;
 }>;
 
 export function createContext(
@@ -239,7 +260,13 @@ export function createContext(
 	const load = async (account: string, signal: AbortSignal) => {
 		const record = await keyring(readRecord(base.store, account, signal), signal);
 		const tokens = record?.tokens;
-		remember(tokens?.access_token, tokens?.refresh_token, tokens?.id_token, record?.client?.client_secret);
+		remember(
+			tokens?.access_token,
+			tokens?.refresh_token,
+			tokens?.id_token,
+			record?.client?.client_secret,
+			dpopSecret(record?.dpop),
+		);
 		set(account, { loaded: true, record });
 		return record;
 	};
@@ -255,11 +282,22 @@ export function createContext(
 		load,
 		async update(account, patch, signal) {
 			const current = get(account).loaded ? get(account).record : await load(account, signal);
-			const next: CredentialRecord = { ...current, ...patch, version: RECORD_VERSION, updatedAt: base.now() };
+			const merged = { ...current, ...patch };
+			const next: CredentialRecord = { ...merged, version: recordVersion(merged), updatedAt: base.now() };
 			// The write itself is not cancelled: fresh tokens (a refresh token already rotated) must land
 			// even when the caller stops waiting for them.
 			await keyring(writeRecord(base.store, account, next), signal);
 			set(account, { record: next });
+		},
+		signer(account, key) {
+			const held = get(account).signing;
+			if (held && sameKey(held.key, key)) return held.session;
+			remember(dpopSecret(key));
+			const session = base.loadSdk().then((sdk) => openDpopSession(sdk.DpopSession, key));
+			set(account, { signing: { key, session } });
+			// A key that cannot be imported is tried again by the next request, not remembered as failed.
+			session.catch(() => get(account).signing?.session === session && set(account, { signing: undefined }));
+			return session;
 		},
 	};
 }

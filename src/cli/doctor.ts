@@ -7,12 +7,15 @@
 import type { Runtime, ServerStatus } from "../contracts.ts";
 import { sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
+import { jsonLine } from "./json.ts";
 
 /** The part of the CLI's context the doctor reads (declared here, so it never imports the entry module). */
 type DoctorContext = Readonly<{
 	io: Readonly<{ out: (text: string) => void; err: (text: string) => void }>;
 	flags: Readonly<{ json: boolean }>;
 	config: ConfigSnapshot;
+	/** Project entries that replace a user entry of the same name. */
+	shadowed?: readonly string[];
 	runtime: Pick<Runtime, "tools" | "status">;
 	signal: AbortSignal;
 }>;
@@ -72,13 +75,24 @@ export async function runDoctor(
 		(entry) => entry.enabled && entry.config?.auth === "oauth" && entry.config.oauth?.grantType !== "client_credentials",
 	);
 	const environment = [nodeCheck(), await keyringCheck(needsKeyring)];
-	const files = config.files.map(
+	const files: Check[] = config.files.map(
 		(file): Check => ({
 			name: `${file.scope} file`,
 			ok: file.state !== "error",
 			detail: `${file.path}: ${file.state === "untrusted" ? "not read (pass --approve to read the project file)" : file.state}${file.error ? ` — ${file.error}` : ""}`,
 		}),
 	);
+	const notes = [
+		...config.files.flatMap((file) =>
+			(file.warnings ?? []).map(
+				(warning): Check => ({ name: `${file.scope} file`, ok: false, detail: `${file.path}: ${warning}` }),
+			),
+		),
+		...(cli.shadowed ?? []).map(
+			(name): Check => ({ name, ok: true, detail: "the project file's entry replaces the user file's entry of that name" }),
+		),
+	];
+	files.push(...notes);
 	const enabled = config.servers.filter((entry) => entry.enabled && entry.config);
 	if (enabled.length > 0)
 		cli.io.err(`pi-mcp doctor: connecting to ${enabled.length} server${enabled.length === 1 ? "" : "s"}…\n`);
@@ -95,7 +109,7 @@ export async function runDoctor(
 	});
 	const ok = [...environment, ...files, ...servers].every((check) => check.ok);
 	if (cli.flags.json) {
-		cli.io.out(`${JSON.stringify({ ok, environment, files, servers }, null, 2)}\n`);
+		cli.io.out(jsonLine({ ok, environment, files, servers }, 2));
 	} else {
 		const section = (title: string, checks: readonly Check[]) =>
 			[title, ...checks.map((check) => `  ${check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}`)].join("\n");

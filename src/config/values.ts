@@ -1,9 +1,9 @@
 /**
- * Checks on configuration text and values: where a file is not JSON, which keys it gives twice,
- * and the value rules applied when an entry is resolved (`${VAR}`, `!` commands, NUL bytes, URLs).
+ * Checks on configuration text and values: where a file is not JSON (keys given twice and nesting
+ * are `scan.ts`'s), and the value rules applied when an entry is resolved (`${VAR}`, `!` commands, NUL bytes, URLs).
  * Pure: no file system, no environment except the one passed in.
  */
-import type { OAuthSettings } from "../schema.ts";
+import { closeMatches, type OAuthSettings } from "../schema.ts";
 
 /** A value rule broken while resolving an entry; the message names the field. */
 export class ResolveError extends Error {}
@@ -28,7 +28,12 @@ function position(text: string, offset: number): string {
 export async function jsonErrorMessage(text: string): Promise<string> {
 	const { parse, printParseErrorCode } = await import("jsonc-parser");
 	const errors: import("jsonc-parser").ParseError[] = [];
-	parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+	try {
+		parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+	} catch {
+		// jsonc-parser recurses per level; `scanJson` already blanked what nests too deep, so this is a last resort.
+		return "invalid JSON";
+	}
 	const first = errors[0];
 	if (!first) return "invalid JSON";
 	const reason =
@@ -40,85 +45,78 @@ export async function jsonErrorMessage(text: string): Promise<string> {
 	return `invalid JSON at ${position(text, first.offset)}: ${reason}`;
 }
 
-/** A key given more than once in one object: the object's path, the key and the line of each use. */
-export type Duplicate = Readonly<{ path: readonly string[]; key: string; lines: readonly number[] }>;
-
-type Frame = {
-	readonly object: boolean;
-	readonly path: readonly string[];
-	readonly keys: Map<string, number[]>;
-	key?: string;
-	index: number;
-	expectKey: boolean;
-};
-
-/** Strings and structural characters of JSON; numbers and literals are skipped (never keys). */
-const TOKEN = /"[^"\\]*(?:\\.[^"\\]*)*"|[{}[\],]/g;
-
-/**
- * Keys given twice in the same object. `JSON.parse` silently keeps the last one, so a reviewer
- * reading the first definition would not see what runs. Hand-written rather than jsonc-parser's
- * visitor: the text is already valid JSON (so a token scan is enough), and loading jsonc-parser
- * costs ~9 ms at every session start.
- */
-export function duplicateKeys(text: string): readonly Duplicate[] {
-	const found: Duplicate[] = [];
-	const stack: Frame[] = [];
-	const close = () => {
-		const frame = stack.pop();
-		for (const [key, offsets] of frame?.keys ?? []) {
-			if (offsets.length > 1) found.push({ path: frame?.path ?? [], key, lines: offsets.map((offset) => lineOf(text, offset)) });
-		}
-	};
-	for (const match of text.matchAll(TOKEN)) {
-		const token = match[0];
-		const top = stack.at(-1);
-		if (token === "{" || token === "[") {
-			const path = top === undefined ? [] : [...top.path, top.object ? (top.key ?? "") : `[${top.index}]`];
-			stack.push({ object: token === "{", path, keys: new Map(), index: 0, expectKey: token === "{" });
-		} else if (token === "}" || token === "]") {
-			close();
-		} else if (token === ",") {
-			if (top?.object) top.expectKey = true;
-			else if (top) top.index += 1;
-		} else if (top?.object && top.expectKey) {
-			const key = JSON.parse(token) as string;
-			top.keys.set(key, [...(top.keys.get(key) ?? []), match.index]);
-			top.key = key;
-			top.expectKey = false;
-		}
-	}
-	return found;
-}
-
 /** `env.K`, `args[1]`: a path inside an entry as the field names in messages. */
 export function fieldPath(path: readonly string[]): string {
 	return path.reduce((joined, part) => (part.startsWith("[") || joined === "" ? `${joined}${part}` : `${joined}.${part}`), "");
 }
 
-/** `lines 3 and 5`, `lines 2, 4 and 9`. */
-export function linesText(lines: readonly number[]): string {
-	return `lines ${lines.slice(0, -1).join(", ")} and ${lines.at(-1)}`;
-}
-
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-export type Expander = Readonly<{ expand(value: string, field: string): string; secrets: () => readonly string[] }>;
+export type Expander = Readonly<{
+	expand(value: string, field: string): string;
+	secrets: () => readonly string[];
+	/** Throws naming every unset variable met so far (each with the field using it). */
+	checkSet: () => void;
+}>;
 
-/** `${VAR}` expansion that fails closed on a missing variable. */
+/** `${VAR}` expansion that fails closed on a missing variable, naming every one that is missing. */
 export function expander(env: Readonly<Record<string, string | undefined>>): Expander {
 	const used: string[] = [];
+	const missing: { variable: string; field: string }[] = [];
 	return {
 		expand(value, field) {
-			return value.replace(VARIABLE, (_match, variable: string) => {
+			return value.replace(VARIABLE, (match, variable: string) => {
 				const found = env[variable];
-				if (found === undefined) throw new ResolveError(`environment variable ${variable} is not set (used in "${field}")`);
+				if (found === undefined) {
+					missing.push({ variable, field });
+					return match;
+				}
 				used.push(found);
 				return found;
 			});
 		},
 		secrets: () => used,
+		checkSet() {
+			const [first] = missing;
+			if (first === undefined) return;
+			if (missing.length === 1) {
+				throw new ResolveError(`environment variable ${first.variable} is not set (used in "${first.field}")`);
+			}
+			const each = missing.map(({ variable, field }) => `${variable} (used in "${field}")`);
+			throw new ResolveError(`environment variables ${each.join(", ")} are not set`);
+		},
 	};
+}
+
+/** Top-level keys Pi's mcp.json knows. */
+const TOP_KEYS = ["mcpServers", "autoEnableCodemode", "$schema"];
+
+/** Top-level keys of other clients' formats, and what to do. */
+const FOREIGN_TOP: Readonly<Record<string, string>> = {
+	servers: 'VS Code\'s format ("servers"); pi-mcp reads "mcpServers" (pi-mcp import vscode <file> converts it)',
+	mcp_servers: 'Codex\'s key ("mcp_servers"); pi-mcp reads "mcpServers" (pi-mcp import codex converts ~/.codex/config.toml)',
+	mcp: 'OpenCode\'s format ("mcp"); pi-mcp reads "mcpServers"',
+	context_servers: 'Zed\'s format ("context_servers"); pi-mcp reads "mcpServers"',
+};
+
+/**
+ * Top-level keys that are not Pi's: each named, with a hint for another client's format or a
+ * close spelling of "mcpServers". `fatal` when the file has no "mcpServers" but such a key: its
+ * servers would otherwise be silently missing.
+ */
+export function topLevelProblems(
+	root: Readonly<Record<string, unknown>>,
+): Readonly<{ messages: readonly string[]; fatal: boolean }> {
+	const unknown = Object.keys(root).filter((key) => !TOP_KEYS.includes(key));
+	const messages = unknown.map((key) => {
+		const foreign = FOREIGN_TOP[key];
+		if (foreign) return `top-level key "${key}" is ${foreign}`;
+		const close = closeMatches(key, TOP_KEYS);
+		return `top-level key "${key}" is not used${close.length > 0 ? ` (did you mean "${close[0]}"?)` : ""}`;
+	});
+	const fatal =
+		root.mcpServers === undefined && messages.some((message) => /did you mean "mcpServers"|pi-mcp reads/.test(message));
+	return { messages, fatal };
 }
 
 /** Pi's built-in MCP runs a `!command` to obtain a value; pi-mcp never runs one, and refuses the value. */

@@ -318,7 +318,7 @@ function connect(ui: Ui, name: string): void {
 					ui,
 					after.state === "ready"
 						? `${done}: ${after.state} · ${facts(after)}`
-						: `${again ? "Reconnect" : "Connect"} failed (${after.state}); see Last error`,
+						: `${after.error?.split("\n")[0]?.replace(/\.$/, "") ?? `${again ? "Reconnect" : "Connect"} failed (${after.state})`}; see Last error`,
 				),
 			(error: Error) => show(ui, forManager(sanitize(error.message))),
 		);

@@ -1,9 +1,9 @@
 /**
  * Text from elsewhere made safe to show here, the one copy of each rule: terminal escapes stripped
- * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`, `shortText`), and the
- * sanitiser for errors and remote notices (`sanitize`: known secrets and secret-looking fragments
- * redacted, length bounded); and byte counts for people (`formatBytes`). Imports nothing of pi-mcp:
- * every other room may use it.
+ * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`, `shortText`), the
+ * sanitiser for errors and remote notices (`sanitize`: bidi escaped, known secrets and secret-looking
+ * fragments redacted, length bounded), which stderr lines say what went wrong (`isTelling`), and byte
+ * counts for people (`formatBytes`). Imports nothing of pi-mcp: every other room may use it.
  */
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
@@ -129,7 +129,7 @@ export function stripTerminal(text: string): string {
  * on screen, readable by a model: "ASCII smuggling"). Removed from a server's prose about itself
  * (descriptions, schemas); tool results keep them (a flag emoji is made of tag characters).
  */
-const HIDDEN_IN_PROSE = /[\u200E\u200F\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}]/gu;
+const HIDDEN_IN_PROSE = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}]/gu;
 
 /** A server's prose as both the user and the model may see it: escapes stripped, `HIDDEN_IN_PROSE` removed. */
 export function stripProse(text: string): string {
@@ -171,13 +171,24 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\
  * rest unchanged. Clean names (the usual case) are returned as they are.
  */
 export function escapeName(name: string): string {
-	return name.replace(HIDDEN_IN_NAME, (char) => {
-		const short = SHORT_ESCAPES[char];
-		if (short) return short;
-		const code = char.codePointAt(0) ?? 0;
-		return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
-	});
+	return name.replace(HIDDEN_IN_NAME, escapeChar);
 }
+
+/** One character as a JavaScript escape: `\n`, `\u202e`, `\u{e0041}`. */
+function escapeChar(char: string): string {
+	const short = SHORT_ESCAPES[char];
+	if (short) return short;
+	const code = char.codePointAt(0) ?? 0;
+	return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/**
+ * What an error or a stderr line never shows raw: bidi marks, embeddings, overrides and isolates
+ * (`failed: boom ‮evil‬` reads backwards on screen), line and paragraph separators, and tag
+ * characters (invisible, yet read by the model). Escaped as in names; zero-width joiners stay
+ * (emoji are made of them) and line ends stay (stderr has lines).
+ */
+const HIDDEN_IN_MESSAGE = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069\u2028\u2029\u{E0000}-\u{E007F}]/gu;
 
 // ---------------------------------------------------------------------------------------------
 // Redaction
@@ -211,8 +222,9 @@ const SECRET_NAMES = [
 /**
  * Secret-looking fragments that never belong in a message, wherever they come from: the value of an
  * `Authorization` header (any scheme), `Bearer` and `Basic` credentials, and credential parameters in
- * JSON, headers, query strings and form bodies, plain or URL-encoded. The `Basic` pattern needs a
- * base64-looking value (a digit, `+`, `/` or `=`), so that prose such as "Basic authentication" stays.
+ * JSON, headers, query strings and form bodies, plain or URL-encoded. Group 1 is what stays; the
+ * rest is redacted only when it looks like a secret (`looksSecret`), so that prose such as "Basic
+ * authentication" or "use a bearer token" stays.
  */
 const SECRET_PATTERNS: readonly RegExp[] = [
 	new RegExp(
@@ -225,9 +237,20 @@ const SECRET_PATTERNS: readonly RegExp[] = [
 ];
 
 /**
+ * A value a machine made rather than a word: 6+ characters with a digit, a base64 or JWT character
+ * (`+ / = ~`, a dot inside), or 24+ characters. Random tokens of 16+ characters nearly always hold a
+ * digit (~3% of 20-character base62 strings have none), while the product's own words ("token",
+ * "credentials", "invalid_grant") and short numbers ("code: 3") have neither.
+ */
+export function looksSecret(value: string): boolean {
+	const core = value.replace(/[.,;:!?)\]}"']+$/, "");
+	return core.length >= 24 || (core.length >= 6 && /\d|[+/=~]|\w\.\w/.test(core));
+}
+
+/**
  * The one sanitiser for text that reaches the model or the user from an error or a remote
- * source: escapes stripped, known secret values and secret-looking fragments redacted, length
- * bounded.
+ * source: escapes stripped, bidi and tag characters escaped (`HIDDEN_IN_MESSAGE`), known secret
+ * values and secret-looking fragments redacted, length bounded.
  */
 export function sanitize(text: string, secrets: readonly string[] = []): string {
 	// A remote HTML page (an error page quoted by the SDK) is never passed on, only its absence noted.
@@ -236,16 +259,45 @@ export function sanitize(text: string, secrets: readonly string[] = []): string 
 	const redacted = secrets
 		.filter((secret) => secret.length >= 4)
 		.sort((a, b) => b.length - a.length)
-		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), stripped);
+		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), stripped)
+		.replace(HIDDEN_IN_MESSAGE, escapeChar);
 	// The patterns run on a window a few times the bound only (they cost more per character than the
 	// plain scans above); a match crossing the window's end is still redacted up to it.
 	const window = redacted.length > MAX_MESSAGE_CHARS * 4 ? redacted.slice(0, MAX_MESSAGE_CHARS * 4) : redacted;
-	const cleaned = SECRET_PATTERNS.reduce((acc, pattern) => acc.replace(pattern, "$1[redacted]"), window);
+	const cleaned = SECRET_PATTERNS.reduce(
+		(acc, pattern) =>
+			acc.replace(pattern, (match: string, kept: string) =>
+				looksSecret(match.slice(kept.length)) ? `${kept}[redacted]` : match,
+			),
+		window,
+	);
 	if (cleaned.length <= MAX_MESSAGE_CHARS && window === redacted) return cleaned;
 	// Never leave half of a surrogate pair at the cut.
 	const bound = Math.min(MAX_MESSAGE_CHARS, cleaned.length);
 	const end = /[\uD800-\uDBFF]/.test(cleaned.charAt(bound - 1)) ? bound - 1 : bound;
 	return `${cleaned.slice(0, end)}… [cut]`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines that tell: in a server's stderr, the ones that say what went wrong
+
+/** A line that says what went wrong: `Error: boom`, `fatal: …`, `… not found`. */
+const TELLING =
+	/\b(?:error|exception|fatal|panic|failed|failure|cannot|can't|unable|denied|refused|not found|no such|invalid|missing|traceback)\b/i;
+/** A stack frame (JavaScript, Python), telling or not. */
+const FRAME = /^\s+(?:at |File "|in )/;
+
+/** The length a telling line is cut to. */
+const TELLING_CHARS = 300;
+
+/** Whether a line says what went wrong (and is not a stack frame). */
+export function isTelling(line: string): boolean {
+	return TELLING.test(line) && !FRAME.test(line);
+}
+
+/** A line cut to `TELLING_CHARS`. */
+export function cutLine(line: string): string {
+	return line.length > TELLING_CHARS ? `${line.slice(0, TELLING_CHARS - 1)}…` : line;
 }
 
 /** A byte count for people: `512 B`, `1.5 KiB`, `2.0 MiB`. */

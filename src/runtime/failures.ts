@@ -5,6 +5,7 @@
  * loaded SDK passed in by the caller (this file never loads it).
  */
 import { AuthRequired, CallFailed, errorText, SetupFailed } from "../errors.ts";
+import { cutLine, isTelling } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 
@@ -22,8 +23,101 @@ export function lastLines(text: string, count: number): string {
 	return text.split("\n").slice(-count).join("\n");
 }
 
+/**
+ * The stderr lines a message shows: up to three telling lines from before the last `count` (where a
+ * crash says what happened, above its stack), `…`, then the last `count` lines.
+ */
+export function tellingLines(text: string, count = 8): string {
+	const lines = text.split("\n");
+	const last = lines.slice(-count);
+	const telling = lines.slice(0, -count).filter(isTelling).slice(0, 3).map(cutLine);
+	return telling.length === 0 ? last.join("\n") : [...telling, "…", ...last].join("\n");
+}
+
 function stderrOf(tail: string | undefined): string {
-	return tail ? `\nstderr (last lines):\n${lastLines(tail, 8)}` : "";
+	return tail ? `\nstderr (last lines):\n${tellingLines(tail)}` : "";
+}
+
+/** How a stdio server's process ended during setup (exit code or signal). */
+export type Exit = Readonly<{ code: number | null; signal: NodeJS.Signals | null }>;
+
+/** A setup error of a server whose process had ended by itself: `setupError` names the exit. */
+export class ExitedDuringSetup extends Error {
+	override readonly name = "ExitedDuringSetup";
+	readonly exit: Exit;
+	constructor(cause: unknown, exit: Exit) {
+		super(errorText(cause), { cause });
+		this.exit = exit;
+	}
+}
+
+/**
+ * A command that could not run: the spawn error itself (ENOENT, EACCES), or, through `setsid`,
+ * its exit code 127 or 126 with the line it writes (`setsid: failed to execute x: No such file…`).
+ */
+function spawnFailure(
+	config: ServerConfig,
+	cause: unknown,
+	exit: Exit | undefined,
+	tail: string | undefined,
+): string | undefined {
+	const command = `command "${config.command}"`;
+	const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+	const execLine = exit?.code === 126 || exit?.code === 127 ? /failed to execute .*?: (.+)$/m.exec(tail ?? "")?.[1] : undefined;
+	if (code === "ENOENT" || /no such file/i.test(execLine ?? "")) return `${command} was not found (check "command" and PATH)`;
+	if (code === "EACCES" || /permission denied/i.test(execLine ?? "")) {
+		return `${command} could not be run: permission denied (is it an executable file?)`;
+	}
+	return execLine === undefined ? undefined : `${command} could not be run: ${execLine}`;
+}
+
+/** Codes of a failed connection, with what they mean. */
+const NETWORK: Readonly<Record<string, string>> = {
+	ECONNREFUSED: "connection refused at",
+	ENOTFOUND: "host not found (DNS) for",
+	EAI_AGAIN: "host not found (DNS) for",
+	ECONNRESET: "connection reset by",
+	ETIMEDOUT: "connection timed out to",
+	EHOSTUNREACH: "host unreachable for",
+	ENETUNREACH: "network unreachable for",
+};
+
+/** An HTTP server that could not be reached: fetch's "fetch failed" says neither where nor why. */
+function networkFailure(url: string, error: unknown): string | undefined {
+	const chain: unknown[] = [];
+	for (const at = { e: error }; at.e instanceof Error && chain.length < 6; at.e = at.e.cause) chain.push(at.e);
+	const code = chain.map((e) => (e as NodeJS.ErrnoException).code).find((c) => c !== undefined && c in NETWORK);
+	if (code !== undefined) return `${NETWORK[code]} ${url}`;
+	const tls = chain.find((e) => /CERT|TLS|SSL/.test(String((e as NodeJS.ErrnoException).code)));
+	if (tls) return `the TLS certificate of ${url} was not accepted (${errorText(tls)})`;
+	if (chain.some((e) => errorText(e) === "fetch failed")) return `could not connect to ${url} (${errorText(chain.at(-1))})`;
+	return undefined;
+}
+
+function exited(exit: Exit): string {
+	return exit.code !== null
+		? `the server exited with code ${exit.code} before the MCP handshake`
+		: `the server was killed by ${exit.signal} before the MCP handshake`;
+}
+
+/** Why a setup failed, first thing: the cause when it is known, else the SDK's words. */
+function reasonOf(sdk: Sdk, config: ServerConfig, error: unknown, end: SetupEnd, tail: string | undefined): string {
+	if (end.ended) return "setup was cancelled because the session ended";
+	if (end.aborted && !end.timedOut) return "setup was cancelled by a reconnect";
+	if (end.timedOut) return `setup did not finish within ${duration(config.requestTimeoutMs)}`;
+	const exit = error instanceof ExitedDuringSetup ? error.exit : undefined;
+	const cause = error instanceof ExitedDuringSetup ? error.cause : error;
+	const raw = errorText(cause);
+	const sdkCode = cause instanceof sdk.SdkError ? cause.code : undefined;
+	const failure = config.transport === "stdio" ? spawnFailure(config, cause, exit, tail) : networkFailure(config.url, cause);
+	if (failure) return failure;
+	if (sdkCode === sdk.SdkErrorCode.EraNegotiationFailed && config.protocolVersion === "2026-07-28") {
+		return `the server does not offer protocol 2026-07-28, which "protocolVersion" pins; set "protocolVersion" to "auto" or "legacy" to use it (${raw})`;
+	}
+	if (sdkCode === sdk.SdkErrorCode.ConnectionClosed || /connection closed/i.test(raw)) {
+		return exit ? exited(exit) : `the server closed the connection during setup (${raw})`;
+	}
+	return raw;
 }
 
 /** A failed setup as one message saying what happened and what to do; `AuthRequired` passes as is. */
@@ -37,22 +131,7 @@ export function setupError(
 ): Error {
 	const name = config.name;
 	if (error instanceof AuthRequired) return error;
-	const { SdkError, SdkErrorCode } = sdk;
-	const raw = errorText(error);
-	const sdkCode = error instanceof SdkError ? error.code : undefined;
-	const reason = end.ended
-		? "setup was cancelled because the session ended"
-		: end.aborted && !end.timedOut
-			? "setup was cancelled by a reconnect"
-			: end.timedOut
-				? `setup did not finish within ${duration(config.requestTimeoutMs)}`
-				: (error as NodeJS.ErrnoException).code === "ENOENT"
-					? `command "${config.command}" was not found (check "command" and PATH)`
-					: sdkCode === SdkErrorCode.EraNegotiationFailed && config.protocolVersion === "2026-07-28"
-						? `the server does not offer protocol 2026-07-28, which "protocolVersion" pins; set "protocolVersion" to "auto" or "legacy" to use it (${raw})`
-						: sdkCode === SdkErrorCode.ConnectionClosed || /connection closed/i.test(raw)
-							? `the server closed the connection during setup (${raw})`
-							: raw;
+	const reason = reasonOf(sdk, config, error, end, tail);
 	const stderr = config.transport === "stdio" ? stderrOf(tail) : "";
 	return new SetupFailed(
 		name,

@@ -5,18 +5,20 @@
  * connection table that decides when to open lives in `connections.ts` (`runtime.ts` hands it these
  * two functions); messages in `failures.ts`.
  */
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import type { AuthProvider, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
-import type { ClientInfo, Live, OutputChecks } from "../contracts.ts";
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
+import type { ClientInfo, Live, OutputChecks, TransportAuth } from "../contracts.ts";
 import type { ServerConfig } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
+import { ExitedDuringSetup } from "./failures.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { TailBuffer } from "./stderr-tail.ts";
 
 export type OpenOptions = Readonly<{
 	clientInfo: ClientInfo;
 	signal: AbortSignal;
-	authProvider?: AuthProvider;
+	authProvider?: TransportAuth;
 	/** The server's stderr tail (cleared here). */
 	tail: TailBuffer;
 	/** The connection closed without being asked to (the server exited or the stream ended). */
@@ -70,6 +72,12 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	tail.clear();
 	const wrapper = config.transport === "stdio" ? setsid() : null;
 	const owner = randomUUID();
+	const auth = options.authProvider;
+	// The transport gets only the narrow provider; for DPoP-bound tokens its fetch adds each request's proof.
+	const narrow = auth && {
+		authProvider: { token: () => auth.token(), onUnauthorized: auth.onUnauthorized?.bind(auth) },
+		...(auth.fetch ? { fetch: auth.fetch(fetch) } : {}),
+	};
 	const transport =
 		config.transport === "stdio"
 			? new sdk.StdioClientTransport({
@@ -81,9 +89,9 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 				})
 			: new sdk.StreamableHTTPClientTransport(new URL(config.url), {
 					requestInit: { headers: { ...config.headers } },
-					...(options.authProvider ? { authProvider: options.authProvider } : {}),
+					...narrow,
 				});
-	const spawned: { pid?: number } = {};
+	const spawned: { pid?: number; child?: ChildProcess } = {};
 	if (transport instanceof sdk.StdioClientTransport) {
 		transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
 		// The SDK forgets the pid when a connect fails; keep it to kill the group. An own-property
@@ -92,6 +100,9 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		transport.start = async () => {
 			await start();
 			spawned.pid = transport.pid ?? undefined;
+			// The process itself (a private field: without it, only the exit code is missing from the
+			// error) tells how it ended, which the SDK's "Connection closed" does not.
+			spawned.child = (transport as unknown as { _process?: ChildProcess })._process;
 		};
 	}
 	const checks = outputChecks(new sdk.AjvJsonSchemaValidator());
@@ -106,10 +117,13 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	try {
 		await client.connect(transport, { timeout: config.requestTimeoutMs, signal });
 	} catch (error) {
+		// Read before closing: how the server ended by itself, not by our kill.
+		const exit = spawned.child ? { code: spawned.child.exitCode, signal: spawned.child.signalCode } : undefined;
 		closing.value = true;
 		await client.close().catch(() => undefined);
 		if (config.transport === "stdio") await killAll(wrapper ? spawned.pid : undefined, owner);
-		throw await options.mapError(error);
+		const mapped = await options.mapError(error);
+		throw exit && (exit.code !== null || exit.signal !== null) ? new ExitedDuringSetup(mapped, exit) : mapped;
 	}
 	const live: Live = {
 		client,

@@ -12,6 +12,7 @@ import type { Session } from "../contracts.ts";
 import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
 import { escapeName, shortText } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
+import type { Hit, SearchIndex, SearchTool, Source } from "../search/rank.ts";
 import { MAX_LIMIT, type Params } from "./definition.ts";
 
 export type Result = AgentToolResult<McpDetails>;
@@ -97,15 +98,74 @@ async function serverListing(
 		const lines = paged.shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
 		return { ...paged, header: `${escapeName(server)}: ${count(tools.length, "tool")}`, lines };
 	}
+	return rankedListing([{ server, tools }], query, params, true);
+}
+
+/**
+ * A search's result, one page: its header, a line per tool shown (`server/tool` across servers), the
+ * weak-match lines and the next-page hint. `single`: one server's search. Pure; bench figure 7
+ * measures the same text.
+ */
+export async function rankedListing<T extends SearchTool>(
+	sources: readonly Source<T>[],
+	query: string,
+	params: Params,
+	single: boolean,
+): Promise<Listing> {
 	const { indexOf, search } = await import("../search/rank.ts");
-	const hits = search(indexOf([{ server, tools }]), query, tools.length);
+	const index = await indexOf(sources);
+	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
+	const hits = search(index, query, total);
 	const paged = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
-	const lines = paged.shown.map((hit) => toolEntry(escapeName(hit.tool.name), hit.tool.description));
-	const header =
+	const named = (hit: Hit<T>) => (single ? escapeName(hit.tool.name) : `${escapeName(hit.server)}/${escapeName(hit.tool.name)}`);
+	const lines = paged.shown.map((hit) => toolEntry(named(hit), hit.tool.description));
+	const server = escapeName(sources[0]?.server ?? "");
+	const across = `across ${count(sources.length, "server")}`;
+	const header = single
+		? hits.length > 0
+			? `${server}: ${matchText(hits.length, query)}, best first`
+			: `${server}: no tool matches "${shortText(query, 60)}" (${count(total, "tool")}; list them without "query")`
+		: hits.length > 0
+			? `${matchText(hits.length, query)} ${across}, best first`
+			: `No tool matches "${shortText(query, 60)}" ${across}`;
+	const used = [header, ...lines].reduce((sum, line) => sum + line.length + 1, 0);
+	const weak = await weakLines({ index, query, hits, shown: paged.shown, sources, params, single, used });
+	return { ...paged, header, lines: [...lines, ...weak] };
+}
+
+type Found<T extends SearchTool> = Readonly<{
+	index: SearchIndex<T>;
+	query: string;
+	hits: readonly Hit<T>[];
+	shown: readonly Hit<T>[];
+	sources: readonly Source<T>[];
+	params: Params;
+	single: boolean;
+	/** Characters the result's header and lines take already. */
+	used: number;
+}>;
+
+/**
+ * The weak-match lines of a search result's first page (`search/weak.ts` says when a match is weak):
+ * one line saying so, then further tool names, one line per server (across servers, `server: `
+ * first), the whole result within `WEAK_RESULT_CHARS`. None for a strong match, or on a later page.
+ */
+async function weakLines<T extends SearchTool>(found: Found<T>): Promise<string[]> {
+	const { index, query, hits, shown, sources, params, single, used } = found;
+	const { isWeak, moreNames, WEAK_RESULT_CHARS } = await import("../search/weak.ts");
+	if (params.cursor !== undefined || !isWeak(index, query, hits)) return [];
+	const lead =
 		hits.length > 0
-			? `${escapeName(server)}: ${matchText(hits.length, query)}, best first`
-			: `${escapeName(server)}: no tool matches "${shortText(query, 60)}" (${count(tools.length, "tool")}; list them without "query")`;
-	return { ...paged, header, lines };
+			? "Weak match: the best tool's name shares at most half of the query's ideas. More tools by name, to judge by meaning:"
+			: "Tools by name, to judge by meaning:";
+	const budget = WEAK_RESULT_CHARS - used - lead.length - 40; // 40: the tail and the paging line
+	const groups = moreNames(sources, hits, new Set(shown.map((hit) => hit.tool)), escapeName, budget);
+	if (groups.length === 0) return [];
+	const rest = sources.reduce((sum, source) => sum + source.tools.length, 0) - shown.length;
+	const listed = groups.reduce((sum, group) => sum + group.names.length, 0);
+	const tail = listed < rest ? ` … (${rest - listed} more${single ? `; list them without "query"` : ""})` : "";
+	const lines = groups.map((group) => `${single ? "" : `${escapeName(group.server)}: `}${group.names.join(" ")}`);
+	return [lead, ...lines.slice(0, -1), `${lines.at(-1) ?? ""}${tail}`];
 }
 
 /**
@@ -115,7 +175,7 @@ async function serverListing(
  */
 export async function prepareSearch(session: Session, server: string): Promise<void> {
 	const [tools, { indexOf }] = await Promise.all([session.runtime.listed(server), import("../search/rank.ts")]);
-	if (tools) indexOf([{ server, tools }]);
+	if (tools) await indexOf([{ server, tools }]);
 }
 
 type Searched =
@@ -179,12 +239,9 @@ async function searchAll(
 	const sources = searched.flatMap((entry) => ("tools" in entry ? [entry] : []));
 	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));
 	const waiting = searched.flatMap((entry) => ("late" in entry ? [entry.server] : []));
-	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
-	const { indexOf, search } = await import("../search/rank.ts");
-	const hits = search(indexOf(sources), query, total);
-	const { shown, more } = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
+	const ranked = await rankedListing(sources, query, params, false);
 	const lines = [
-		...shown.map((hit) => toolEntry(`${escapeName(hit.server)}/${escapeName(hit.tool.name)}`, hit.tool.description)),
+		...ranked.lines,
 		...failed.map((entry) => `${escapeName(entry.server)}: not searched — ${shortText(entry.error.message.split("\n")[0], 300)}`),
 		...(waiting.length > 0
 			? [
@@ -192,12 +249,7 @@ async function searchAll(
 				]
 			: []),
 	];
-	const across = `across ${count(sources.length, "server")}`;
-	const header =
-		hits.length > 0
-			? `${matchText(hits.length, query)} ${across}, best first`
-			: `No tool matches "${shortText(query, 60)}" ${across}`;
-	return listingResult(session, params, header, lines, more);
+	return listingResult(session, params, ranked.header, lines, ranked.more);
 }
 
 /**
@@ -230,7 +282,7 @@ export async function matchingTools(
 	const tools = await session.runtime.tools(server, signal);
 	if (!query?.trim()) return tools;
 	const { indexOf, search } = await import("../search/rank.ts");
-	return search(indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
+	return search(await indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
 }
 
 /** `/mcp tools <server>`: the same lines as the model's listing, through the same output rules. */

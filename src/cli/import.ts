@@ -1,0 +1,212 @@
+/**
+ * `pi-mcp import <client> [file] [name…]`: copies server entries from another client's
+ * configuration into `mcp.json`, one `addServer` each (so each is checked as loading checks it).
+ * Only the file the user names, or the client's documented default path, is read, and only when
+ * asked: nothing discovers other clients' files on its own.
+ */
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { addServer, type Change, EditError } from "../config/edit.ts";
+import { escapeName } from "../output/text.ts";
+import { isObject } from "../schema.ts";
+import { type Flags, UsageError } from "./args.ts";
+import { type CliIo, EXIT } from "./context.ts";
+import { placeOf, RELOAD_NOTE, report } from "./edit.ts";
+import { HELP } from "./help.ts";
+import { jsonLine } from "./json.ts";
+
+type Fields = Record<string, unknown>;
+type Client = Readonly<{
+	/** The documented default file. */
+	path: (io: CliIo) => string;
+	/** The servers of a parsed file, by name. */
+	servers: (root: Fields) => unknown;
+	/** Turns one of its values into ours (`${env:X}` → `${X}`); undefined when it cannot be imported. */
+	value?: (text: string, file: string) => string | undefined;
+	toml?: boolean;
+}>;
+
+const home = (io: CliIo) => io.env.HOME ?? homedir();
+
+function claudeDesktopPath(io: CliIo): string {
+	if (process.platform === "darwin")
+		return join(home(io), "Library", "Application Support", "Claude", "claude_desktop_config.json");
+	if (process.platform === "win32") return join(io.env.APPDATA ?? home(io), "Claude", "claude_desktop_config.json");
+	return join(io.env.XDG_CONFIG_HOME ?? join(home(io), ".config"), "Claude", "claude_desktop_config.json");
+}
+
+/** `${env:NAME}` (Cursor, VS Code) is our `${NAME}`; VS Code's `${workspaceFolder}` is the folder holding `.vscode`. */
+const editorValue = (text: string, file: string): string | undefined => {
+	const converted = text
+		.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_match, name: string) => `\${${name}}`)
+		.replace(/\$\{workspaceFolder\}/g, dirname(dirname(file)));
+	return /\$\{(?![A-Za-z_][A-Za-z0-9_]*\})/.test(converted) ? undefined : converted;
+};
+
+/** Claude Code's `${VAR:-default}` has no equivalent here. */
+const plainValue = (text: string): string | undefined => (/\$\{(?![A-Za-z_][A-Za-z0-9_]*\})/.test(text) ? undefined : text);
+
+export const CLIENTS: Readonly<Record<string, Client>> = {
+	"claude-desktop": { path: claudeDesktopPath, servers: (root) => root.mcpServers, value: plainValue },
+	"claude-code": { path: (io) => join(io.cwd, ".mcp.json"), servers: (root) => root.mcpServers, value: plainValue },
+	cursor: { path: (io) => join(home(io), ".cursor", "mcp.json"), servers: (root) => root.mcpServers, value: editorValue },
+	vscode: { path: (io) => join(io.cwd, ".vscode", "mcp.json"), servers: (root) => root.servers, value: editorValue },
+	codex: {
+		path: (io) => join(io.env.CODEX_HOME ?? join(home(io), ".codex"), "config.toml"),
+		servers: (root) => root.mcp_servers,
+		value: plainValue,
+		toml: true,
+	},
+};
+
+/** Keys that carry over as they are (after value conversion). */
+const SAME = ["command", "args", "env", "cwd", "url", "headers", "description", "enabled", "disabled", "timeout"];
+
+type Converted = Readonly<{ entry: Fields; dropped: readonly string[] }> | Readonly<{ skip: string }>;
+
+/** Codex's names for our fields. */
+function codexFields(raw: Fields): Fields {
+	const headers = {
+		...(isObject(raw.http_headers) ? raw.http_headers : {}),
+		...(isObject(raw.env_http_headers)
+			? Object.fromEntries(Object.entries(raw.env_http_headers).map(([header, variable]) => [header, `\${${String(variable)}}`]))
+			: {}),
+	};
+	const { http_headers: _h, env_http_headers: _e, bearer_token_env_var: bearer, tool_timeout_sec: timeout, ...rest } = raw;
+	return {
+		...rest,
+		...(Object.keys(headers).length > 0 ? { headers } : {}),
+		...(typeof bearer === "string" ? { auth: "bearer", bearerTokenEnv: bearer } : {}),
+		...(typeof timeout === "number" ? { timeout } : {}),
+	};
+}
+
+/** One entry of another client in our shape, or why it is skipped. */
+export function convert(client: Client, rawEntry: unknown, file: string): Converted {
+	if (!isObject(rawEntry)) return { skip: "the entry is not an object" };
+	const raw = client.toml ? codexFields(rawEntry) : rawEntry;
+	const type = raw.type;
+	if (type === "sse") return { skip: 'it uses the legacy SSE transport ("type": "sse"), which pi-mcp does not support' };
+	const keep = [...SAME, ...(client.toml ? ["auth", "bearerTokenEnv"] : [])];
+	const dropped = Object.keys(raw).filter((key) => !keep.includes(key) && key !== "type");
+	const fix = (value: unknown): unknown => {
+		if (typeof value === "string") {
+			const converted = client.value ? client.value(value, file) : value;
+			if (converted === undefined)
+				throw new EditError(`its value "${value}" uses a variable form pi-mcp cannot read`, "invalid-entry");
+			return converted;
+		}
+		if (Array.isArray(value)) return value.map(fix);
+		if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fix(item)]));
+		return value;
+	};
+	try {
+		const entry = Object.fromEntries(
+			Object.entries(raw)
+				.filter(([key]) => keep.includes(key))
+				.map(([key, value]) => [key, fix(value)]),
+		);
+		const typed = type === "http" || type === "streamable-http" ? { ...entry, type: "http" } : entry;
+		return { entry: typed, dropped };
+	} catch (error) {
+		return { skip: (error as Error).message };
+	}
+}
+
+async function parseFile(client: Client, file: string): Promise<Fields> {
+	const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+		throw new EditError(`cannot read ${file} (${error.code ?? error.message})`, "invalid-file");
+	});
+	try {
+		const root = client.toml
+			? ((await import("smol-toml")).parse(text) as Fields)
+			: (JSON.parse(text.replace(/^\uFEFF/, "")) as unknown);
+		if (!isObject(root)) throw new Error("the top level is not an object");
+		return root;
+	} catch (error) {
+		throw new EditError(
+			`${file}: not valid ${client.toml ? "TOML" : "JSON"} (${(error as Error).message.split("\n")[0]})`,
+			"invalid-file",
+		);
+	}
+}
+
+type Outcome = Readonly<{ name: string; change?: Change; skipped?: string }>;
+
+export async function runImport(io: CliIo, flags: Flags, args: readonly string[]): Promise<number> {
+	const [clientName, ...rest] = args;
+	const client = clientName === undefined ? undefined : CLIENTS[clientName];
+	if (!client) {
+		const known = Object.keys(CLIENTS).join(", ");
+		throw new UsageError(
+			`pi-mcp import: name a client: ${known}${clientName ? ` (not "${escapeName(clientName)}")` : ""}\n\n${HELP.import}`,
+			"import",
+		);
+	}
+	const [first, ...others] = rest;
+	const named = first !== undefined && (/[/\\]/.test(first) || /\.(json|toml)$/i.test(first));
+	const file = named ? (isAbsolute(first) ? first : resolve(io.cwd, first)) : client.path(io);
+	const wanted = named ? others : rest;
+	if (!existsSync(file))
+		throw new EditError(`no file at ${file}; name the file: pi-mcp import ${clientName} <file>`, "invalid-file");
+	const servers = client.servers(await parseFile(client, file));
+	if (!isObject(servers))
+		throw new EditError(
+			`${file} defines no servers (no ${client.toml ? "[mcp_servers.<name>]" : "server object"})`,
+			"invalid-file",
+		);
+	const missing = wanted.filter((name) => !(name in servers));
+	if (missing.length > 0)
+		throw new EditError(
+			`${file} has no server ${missing.map((name) => `"${escapeName(name)}"`).join(", ")}; it has: ${Object.keys(servers).map(escapeName).join(", ")}`,
+			"unknown",
+		);
+	const outcomes: Outcome[] = [];
+	for (const [name, raw] of Object.entries(servers)) {
+		if (wanted.length > 0 && !wanted.includes(name)) continue;
+		const converted = convert(client, raw, file);
+		if ("skip" in converted) {
+			outcomes.push({ name, skipped: converted.skip });
+			continue;
+		}
+		try {
+			const change = await addServer(placeOf(io), flags.scope ?? "user", name, converted.entry, { force: flags.force });
+			const dropped =
+				converted.dropped.length > 0
+					? [`not imported: ${converted.dropped.map((key) => `"${key}"`).join(", ")} (no equivalent here)`]
+					: [];
+			outcomes.push({ name, change: { ...change, warnings: [...dropped, ...change.warnings] } });
+		} catch (error) {
+			if (!(error instanceof EditError)) throw error;
+			outcomes.push({ name, skipped: error.message });
+		}
+	}
+	const done = outcomes.flatMap((outcome) => (outcome.change ? [outcome.change] : []));
+	const skipped = outcomes.filter((outcome) => outcome.skipped !== undefined);
+	if (flags.json) {
+		io.out(
+			jsonLine(
+				{
+					from: file,
+					imported: done.map((change) => ({
+						name: change.name,
+						action: change.action,
+						path: change.path,
+						warnings: change.warnings,
+					})),
+					skipped,
+				},
+				2,
+			),
+		);
+	} else {
+		for (const change of done) report(io, { ...flags, json: false }, change);
+		for (const outcome of skipped)
+			io.err(`pi-mcp: skipped "${escapeName(outcome.name)}": ${escapeName(outcome.skipped ?? "")}\n`);
+		io.out(`Imported ${done.length} of ${outcomes.length} server${outcomes.length === 1 ? "" : "s"} from ${file}.\n`);
+	}
+	if (done.length > 0 && flags.json) io.err(`${RELOAD_NOTE}\n`);
+	return skipped.length > 0 ? EXIT.usage : EXIT.ok;
+}

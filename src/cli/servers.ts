@@ -1,0 +1,243 @@
+/**
+ * The commands that read servers: list, tools, search, describe, call, login, logout, doctor. They
+ * run the extension's own modules (runtime, the `mcp` tool's actions, auth), so the output follows
+ * the same rules as the model's.
+ */
+import { createInterface } from "node:readline";
+import { oauthConfig } from "../config.ts";
+import { refusalText } from "../output/content.ts";
+import { escapeName, sanitize } from "../output/text.ts";
+import type { ServerConfig } from "../schema.ts";
+import { runAction } from "../tool/actions.ts";
+import type { Params } from "../tool/definition.ts";
+import { matchingTools, type Result, toolListing } from "../tool/listing.ts";
+import { userStatus } from "../tool/status.ts";
+import { UsageError } from "./args.ts";
+import { type Cli, credentialsOf, EXIT, entryOf, extensionOf, slow } from "./context.ts";
+import { HELP } from "./help.ts";
+import { jsonLine } from "./json.ts";
+
+function needsOauth(cli: Cli, name: string | undefined, command: string): ServerConfig {
+	const config = oauthConfig(cli.config, entryOf(cli, name, command).name);
+	if (typeof config === "string") throw new UsageError(`pi-mcp: ${config}`);
+	return config;
+}
+
+/** Text blocks as they are; other blocks (images, audio) are saved with their type's extension and named. */
+async function printResult(cli: Cli, result: Result, extra: Readonly<Record<string, unknown>>): Promise<number> {
+	const code = result.isError ? EXIT.failed : EXIT.ok;
+	const write = result.isError ? cli.io.out : cli.content;
+	if (cli.flags.json) {
+		write(jsonLine({ ...extra, isError: result.isError === true, content: result.content }));
+		return code;
+	}
+	const parts = await Promise.all(
+		result.content.map(async (block, index) => {
+			if (block.type === "text") return block.text;
+			const saved = await cli.session.overflow.save(`${String(extra.tool)}-${index}${extensionOf(block.mimeType)}`, [
+				Buffer.from(block.data, "base64"),
+			]);
+			return `[${block.mimeType} image${"path" in saved ? ` saved to ${saved.path}` : `: ${refusalText(saved)}`}]`;
+		}),
+	);
+	write(`${parts.join("\n")}\n`);
+	if (cli.session.overflow.used() > 0) {
+		cli.io.err(
+			cli.keepsFiles
+				? `pi-mcp: files named above are kept in ${cli.flags.out}\n`
+				: "pi-mcp: files named above are removed when this command exits; pass --out <dir> to keep them\n",
+		);
+	}
+	return code;
+}
+
+/** Exit 2 when a file or an entry is invalid, or a file has keys Pi does not read. */
+async function list(cli: Cli): Promise<number> {
+	const credentials = await credentialsOf(cli);
+	const invalid =
+		cli.config.files.some((file) => file.state === "error" || (file.warnings?.length ?? 0) > 0) ||
+		cli.config.servers.some((entry) => entry.error !== undefined);
+	const warnings = cli.config.files.flatMap((file) => (file.warnings ?? []).map((warning) => `${file.path}: ${warning}`));
+	const shadows = cli.shadowed.map((name) => `project entry "${name}" replaces the user file's entry of that name`);
+	if (cli.flags.json) {
+		const servers = cli.runtime.status().map((status) => ({
+			...status,
+			credentials: credentials.get(status.name),
+			...(cli.shadowed.includes(status.name) ? { shadows: "user" } : {}),
+		}));
+		cli.io.out(jsonLine({ agentDir: cli.agentDir, servers, files: cli.config.files }, 2));
+	} else {
+		const notes = [...warnings, ...shadows].map((note) => `  note: ${note}`);
+		cli.io.out(`${userStatus(cli.session, credentials)}\n${notes.length > 0 ? `Notes:\n${notes.join("\n")}\n` : ""}`);
+	}
+	return invalid ? EXIT.usage : EXIT.ok;
+}
+
+async function tools(cli: Cli, args: readonly string[]): Promise<number> {
+	const [name, ...words] = args;
+	const server = entryOf(cli, name, "tools").name;
+	const query = words.join(" ") || undefined;
+	if (cli.flags.json) {
+		const listed = await slow(cli, `connecting to ${server}`, matchingTools(cli.session, server, query, cli.signal));
+		cli.io.out(jsonLine({ server, query, tools: listed }, 2));
+	} else {
+		const { header, lines } = await slow(cli, `connecting to ${server}`, toolListing(cli.session, server, query, cli.signal));
+		cli.io.out(`${[header, ...lines].join("\n")}\n`);
+	}
+	return EXIT.ok;
+}
+
+/**
+ * The `mcp` tool's search across every enabled server (its `tools` action without a server). A shell
+ * command has no reason to answer before the slow ones: every server is listed first (in parallel,
+ * each bounded by its own timeout or --timeout), then searched.
+ */
+async function search(cli: Cli, args: readonly string[]): Promise<number> {
+	const query = args.join(" ").trim();
+	if (!query) throw new UsageError(`pi-mcp search: give a query\n\n${HELP.search}`, "search");
+	const names = cli.runtime
+		.status()
+		.filter((status) => status.state !== "disabled" && status.state !== "invalid")
+		.map((status) => status.name);
+	const listed = await slow(
+		cli,
+		"listing the tools of every enabled server",
+		Promise.all(
+			names.map((server) =>
+				cli.runtime.tools(server, cli.signal).then(
+					(tools) => ({ server, tools }),
+					(error: Error) => ({ server, error: sanitize(error.message).split("\n")[0] ?? "" }),
+				),
+			),
+		),
+	);
+	if (cli.flags.json) {
+		const sources = listed.flatMap((entry) => ("tools" in entry ? [entry] : []));
+		const { indexOf, search: rank } = await import("../search/rank.ts");
+		const hits = rank(indexOf(sources), query, 50).map((hit) => ({
+			server: hit.server,
+			tool: hit.tool.name,
+			description: hit.tool.description ?? "",
+		}));
+		const failed = listed.flatMap((entry) => ("error" in entry ? [entry] : []));
+		cli.io.out(jsonLine({ query, results: hits, failed }, 2));
+		return EXIT.ok;
+	}
+	const params: Params = { action: "tools", query, limit: 50 };
+	const result = await runAction(cli.session, params, cli.signal, () => undefined);
+	cli.io.out(`${result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n")}\n`);
+	return result.isError ? EXIT.failed : EXIT.ok;
+}
+
+/** One tool's schema, as the `mcp` tool's `describe` action shows it. */
+async function describe(cli: Cli, args: readonly string[]): Promise<number> {
+	const [name, tool, ...extra] = args;
+	const server = entryOf(cli, name, "describe").name;
+	if (!tool || extra.length > 0)
+		throw new UsageError(`pi-mcp describe: give a server and a tool\n\n${HELP.describe}`, "describe");
+	if (cli.flags.json) {
+		const listed = await slow(cli, `connecting to ${server}`, cli.runtime.tools(server, cli.signal));
+		const found = listed.find((each) => each.name === tool);
+		if (!found) throw new UsageError(`pi-mcp: server "${server}" has no tool "${escapeName(tool)}"`);
+		cli.io.out(jsonLine({ server, tool: found }, 2));
+		return EXIT.ok;
+	}
+	const result = await slow(
+		cli,
+		`connecting to ${server}`,
+		runAction(cli.session, { action: "describe", server, tool }, cli.signal, () => undefined),
+	);
+	const text = result.content.map((block) => (block.type === "text" ? block.text : "")).join("\n");
+	(result.isError ? cli.io.err : cli.io.out)(`${text}\n`);
+	return result.isError ? EXIT.usage : EXIT.ok;
+}
+
+async function call(cli: Cli, args: readonly string[]): Promise<number> {
+	const [name, tool, json, ...extra] = args;
+	const server = entryOf(cli, name, "call").name;
+	if (!tool || extra.length > 0)
+		throw new UsageError(`pi-mcp call: give a server, a tool and one JSON argument\n\n${HELP.call}`, "call");
+	const parsed = (() => {
+		try {
+			return { value: JSON.parse(json ?? "{}") as unknown };
+		} catch (error) {
+			throw new UsageError(`pi-mcp call: the arguments are not valid JSON (${(error as Error).message})`);
+		}
+	})();
+	if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+		throw new UsageError(`pi-mcp call: the arguments must be one JSON object, such as '{"text":"hi"}'`);
+	}
+	const params: Params = { action: "call", server, tool, args: json ?? "{}" };
+	const running = runAction(cli.session, params, cli.signal, (partial) => {
+		const text = partial.content.find((block) => block.type === "text");
+		if (text?.type === "text") cli.io.err(`${server}/${tool}: ${text.text}\n`);
+	});
+	const result = await slow(cli, `calling ${server}/${tool}`, running);
+	return printResult(cli, result, { server, tool });
+}
+
+async function login(cli: Cli, args: readonly string[]): Promise<number> {
+	const config = needsOauth(cli, args[0], "login");
+	const auth = await cli.auth();
+	const outcome = new Promise<boolean>((resolve) => {
+		cli.onSignIn((server, message, ok) => {
+			if (server !== config.name) return;
+			(ok ? cli.io.out : cli.io.err)(`${message}\n`);
+			resolve(ok);
+		});
+		cli.signal.addEventListener("abort", () => resolve(false), { once: true });
+	});
+	const link = await slow(cli, `preparing the sign-in link for ${config.name}`, auth.login(config));
+	cli.io.out(`${link.message}\n`);
+	cli.io.err("Waiting for the browser. If it runs on another machine, paste the address it ended on and press Enter.\n");
+	const { FLOW_TTL_MS } = await import("../login.ts");
+	const lines = createInterface({ input: cli.io.stdin, terminal: false });
+	lines.on("line", (line) => {
+		const pasted = line.trim();
+		if (!pasted) return;
+		auth.complete(config, pasted).catch((error: Error) => cli.io.err(`${sanitize(error.message)}\n`));
+	});
+	const timer: { id?: NodeJS.Timeout } = {};
+	const expired = new Promise<boolean>((resolve) => {
+		timer.id = setTimeout(() => {
+			cli.io.err("The sign-in link expired; run pi-mcp login again.\n");
+			resolve(false);
+		}, FLOW_TTL_MS);
+	});
+	try {
+		return (await Promise.race([outcome, expired])) ? EXIT.ok : EXIT.failed;
+	} finally {
+		clearTimeout(timer.id);
+		lines.close();
+	}
+}
+
+async function logout(cli: Cli, args: readonly string[]): Promise<number> {
+	const config = needsOauth(cli, args[0], "logout");
+	const existed = await (await cli.auth()).logout(config);
+	if (cli.flags.json) cli.io.out(jsonLine({ server: config.name, deleted: existed }));
+	else
+		cli.io.out(existed ? `Signed out of MCP server "${config.name}".\n` : `MCP server "${config.name}" had no stored sign-in.\n`);
+	return EXIT.ok;
+}
+
+async function doctor(cli: Cli): Promise<number> {
+	const { runDoctor } = await import("./doctor.ts");
+	const ok = await slow(
+		cli,
+		"checking",
+		runDoctor(cli, () => credentialsOf(cli)),
+	);
+	return ok ? EXIT.ok : EXIT.failed;
+}
+
+export const SERVER_COMMANDS: Readonly<Record<string, (cli: Cli, args: readonly string[]) => Promise<number>>> = {
+	list: (cli) => list(cli),
+	tools,
+	search,
+	describe,
+	call,
+	login,
+	logout,
+	doctor: (cli) => doctor(cli),
+};
