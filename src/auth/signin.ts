@@ -104,7 +104,7 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 			server: work.config.name,
 			state,
 			redirectUri: work.config.oauth?.redirectUri,
-			onCallback: (params) => completeFlow(work, params),
+			onCallback: (params) => completeFlow(ctx, (run) => hostProvider(run, beginFlow), work, params),
 		});
 		work.state = state;
 		work.redirectUri = redirectUri;
@@ -167,44 +167,50 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 		}
 	}
 
-	/** The loopback or paste callback of a link: exchange, store, notify. Rejects when it failed. */
-	async function completeFlow(work: Work, params: URLSearchParams): Promise<void> {
-		const { config, account } = work;
-		const name = config.name;
-		if (ctx.get(account).flow?.state === work.state) ctx.set(account, { flow: undefined });
-		const fail = (text: string): never => {
-			const message = clean(config, text);
-			ctx.notify(name, message, false);
-			throw new Error(message);
-		};
-		const error = params.get("error");
-		if (error !== null) {
-			const code = /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "error";
-			const description = params.get("error_description");
-			const detail = description ? `: ${description.slice(0, 200)}` : "";
-			fail(notices.refused(name, `${code}${detail}`));
-		}
-		const code = params.get("code") ?? "";
-		remember(code);
-		const sdk = await loadSdk();
-		work.exchanging = true;
-		work.deferred = true;
-		work.signal = deadline(config);
-		try {
-			const result = await sdk.auth(hostProvider(work, beginFlow), {
-				serverUrl: config.url,
-				fetchFn: fetchWith(work.signal),
-				authorizationCode: code,
-				iss: params.get("iss") ?? undefined,
-				scope: work.scope,
-			});
-			if (result !== "AUTHORIZED") throw new Error("the authorization server issued no tokens");
-		} catch (failure) {
-			const reason = describe(failure, sdk);
-			fail(notices.failed(name, reason));
-		}
-		ctx.notify(name, clean(config, notices.signedIn(name)), true);
-	}
-
 	return { runAuth };
+}
+
+/** The loopback or paste callback of a link: exchange, store, notify. Rejects when it failed. */
+async function completeFlow(
+	ctx: AuthContext,
+	provider: (work: Work) => OAuthClientProvider,
+	work: Work,
+	params: URLSearchParams,
+): Promise<void> {
+	const { remember, clean, loadSdk } = ctx;
+	const { config, account } = work;
+	const name = config.name;
+	if (ctx.get(account).flow?.state === work.state) ctx.set(account, { flow: undefined });
+	const fail = (text: string): never => {
+		const message = clean(config, text);
+		ctx.notify(name, message, false);
+		throw new Error(message);
+	};
+	const error = params.get("error");
+	if (error !== null) {
+		const code = /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "error";
+		const description = params.get("error_description");
+		const detail = description ? `: ${description.slice(0, 200)}` : "";
+		fail(notices.refused(name, `${code}${detail}`));
+	}
+	const code = params.get("code") ?? "";
+	remember(code);
+	const sdk = await loadSdk();
+	work.exchanging = true;
+	work.deferred = true;
+	work.signal = deadline(config);
+	try {
+		const result = await sdk.auth(provider(work), {
+			serverUrl: config.url,
+			fetchFn: fetchWith(work.signal),
+			authorizationCode: code,
+			iss: params.get("iss") ?? undefined,
+			scope: work.scope,
+		});
+		if (result !== "AUTHORIZED") throw new Error("the authorization server issued no tokens");
+	} catch (failure) {
+		const reason = describe(failure, sdk);
+		fail(notices.failed(name, reason));
+	}
+	ctx.notify(name, clean(config, notices.signedIn(name)), true);
 }
