@@ -83,7 +83,12 @@ describe("the tools action", async () => {
 		const fresh = await makeSession(SERVERS);
 		const before = fresh.runtime.status().map((status) => status.state);
 		assert.deepEqual(before, ["idle", "idle", "idle"], "nothing connected before the search");
-		const text = textOf(await runAction(fresh, { action: "tools", query: "echo the text back", limit: 3 }, undefined, undefined));
+		const search = async () =>
+			textOf(await runAction(fresh, { action: "tools", query: "echo the text back", limit: 3 }, undefined, undefined));
+		// On a loaded machine a server may take longer than the search's budget to start: the answer names it,
+		// and the next search includes it (issue 20).
+		const first = await search();
+		const text = /still starting, not searched: /.test(first) ? await search() : first;
 		const lines = text.split("\n");
 		assert.match(lines[0] ?? "", /^\d+ tools match "echo the text back" across 2 servers, best first$/);
 		assert.deepEqual(
@@ -156,6 +161,8 @@ describe("discovery in a real Pi", () => {
 			sandbox,
 			extensions: [EXTENSION],
 			prompt: "echo hello",
+			// The search starts the servers while it is written (issue 20), as a real model's pace allows.
+			env: { PI_FAUX_TOKENS_PER_SECOND: "50" },
 			script: [
 				{ tool: "mcp", args: { action: "tools", query: "echo the text back", limit: 1 } },
 				{

@@ -198,18 +198,24 @@ async function listAll(
 	since: number | undefined,
 ): Promise<readonly Searched[]> {
 	const timer: { handle?: ReturnType<typeof setTimeout> } = {};
-	const late = new Promise<void>((resolve) => {
+	const listings = names.map((server) =>
+		session.runtime.tools(server, signal, since).then(
+			(tools): Searched => ({ server, tools }),
+			(error: Error): Searched => ({ server, error }),
+		),
+	);
+	// The budget ends the wait, but an answer with nothing searched helps nobody: past it, the first server
+	// to list (or every one failing) ends it.
+	const budget = new Promise<void>((resolve) => {
 		timer.handle = setTimeout(resolve, SEARCH_WAIT_MS);
 	});
+	const firstListed = Promise.any(
+		listings.map((listing) => listing.then((entry) => ("tools" in entry ? undefined : Promise.reject()))),
+	).catch(() => undefined);
+	const late = budget.then(() => firstListed);
 	try {
 		return await Promise.all(
-			names.map((server) => {
-				const listed = session.runtime.tools(server, signal, since).then(
-					(tools): Searched => ({ server, tools }),
-					(error: Error): Searched => ({ server, error }),
-				);
-				return Promise.race([listed, late.then((): Searched => ({ server, late: true }))]);
-			}),
+			listings.map((listed, i) => Promise.race([listed, late.then((): Searched => ({ server: names[i] ?? "", late: true }))])),
 		);
 	} finally {
 		clearTimeout(timer.handle);
@@ -219,8 +225,8 @@ async function listAll(
 /**
  * A query over every enabled server. Servers not connected yet are connected now (the early start began
  * them while the model wrote the call), in parallel, each bounded by its own timeouts; the answer comes from
- * those that listed within `SEARCH_WAIT_MS`, with a line naming each server still starting and each that
- * failed (its error's first line).
+ * those that listed within `SEARCH_WAIT_MS` (or, when none had, the first to list), with a line naming each
+ * server still starting and each that failed (its error's first line).
  */
 async function searchAll(
 	session: Session,
