@@ -181,7 +181,8 @@ describe("discovery in a real Pi", () => {
 		assert.equal(run.code, 0, run.stderr);
 		const [search, call] = toolResults(run.events);
 		assert.equal(search?.isError, false);
-		assert.match(search?.text ?? "", /across 2 servers, best first\n(big|fx)\/echo — Echo the text back\n/);
+		// `big` (285 tools) may still be starting on a loaded machine: the answer then names it (issue 20).
+		assert.match(search?.text ?? "", /across [12] servers?, best first\n(big|fx)\/echo — Echo the text back\n/);
 		assert.match(search?.text ?? "", /\nbroken: not searched — .+/);
 		assert.equal(call?.isError, false, call?.text);
 		assert.match(call?.text ?? "", /hello$/);
