@@ -183,3 +183,16 @@ test("closeMatches: typos and case slips, nearest first; unrelated words none", 
 	assert.deepEqual(closeMatches("My_Server", ["my-server", "other"]), ["my-server"]);
 	assert.deepEqual(closeMatches("zzz", ["fixture", "broken"]), []);
 });
+
+test("an entry nested 200,000 levels deep: an edit is refused by name and field, and the file is left as it was", async () => {
+	await withDirs(async (dirs) => {
+		const depth = 200_000;
+		const text = `{"mcpServers": {"deep": {"command": "node", "args": ${"[".repeat(depth)}${"]".repeat(depth)}}, "ok": {"command": "node"}}}`;
+		await writeText(dirs.userPath, text);
+		await assert.rejects(
+			setEnabled(place(dirs), "ok", false, "user"),
+			refused("invalid-file", /server "deep" field "args" nests deeper than 64 levels/),
+		);
+		assert.equal(await readFile(dirs.userPath, "utf8"), text);
+	});
+});

@@ -12,6 +12,7 @@ import { dirname, join } from "node:path";
 import { configPaths, type LoadOptions, loadConfig, MAX_FILE_BYTES } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { type ConfigSnapshot, closeMatches, isObject, SERVER_NAME } from "../schema.ts";
+import { MAX_DEPTH, scanJson } from "./scan.ts";
 import { jsonErrorMessage } from "./values.ts";
 
 export type Scope = "user" | "project";
@@ -59,6 +60,13 @@ export async function readForEdit(place: Place, scope: Scope): Promise<FileText>
 	const refuse = (problem: string): never => {
 		throw new EditError(`${path}: ${problem}; fix the file first (nothing was changed)`, "invalid-file");
 	};
+	// Edits parse the whole file (jsonc-parser recurses): a value nested past the limit is refused first.
+	const deep = scanJson(body).tooDeep[0];
+	if (deep) {
+		const where =
+			deep.entry === undefined ? "a value" : `server "${escapeName(deep.entry)}"${deep.field ? ` field "${deep.field}"` : ""}`;
+		return refuse(`${where} nests deeper than ${MAX_DEPTH} levels`);
+	}
 	const parsed = (() => {
 		try {
 			return { value: JSON.parse(body) as unknown };
