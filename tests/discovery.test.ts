@@ -87,8 +87,9 @@ describe("the tools action", async () => {
 			textOf(await runAction(fresh, { action: "tools", query: "echo the text back", limit: 3 }, undefined, undefined));
 		// On a loaded machine a server may take longer than the search's budget to start: the answer names it,
 		// and the next search includes it (issue 20).
-		const first = await search();
-		const text = /still starting, not searched: /.test(first) ? await search() : first;
+		const answers = [await search()];
+		while (/still starting, not searched: /.test(answers.at(-1) ?? "") && answers.length < 10) answers.push(await search());
+		const text = answers.at(-1) ?? "";
 		const lines = text.split("\n");
 		assert.match(lines[0] ?? "", /^\d+ tools match "echo the text back" across 2 servers, best first$/);
 		assert.deepEqual(
