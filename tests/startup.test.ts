@@ -55,11 +55,14 @@ test("registration and session_start load only index, tool, config, schema, rend
 	assert.deepEqual(phase(undefined, "-- registered"), [
 		"async.ts",
 		"config.ts",
+		"config/scan.ts",
+		"config/secrets.ts",
 		"config/values.ts",
 		"index.ts",
 		"output/text.ts",
 		"render.ts",
 		"schema.ts",
+		"schema/keys.ts",
 		"tool/definition.ts",
 		"tool/early.ts",
 	]);
