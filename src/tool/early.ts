@@ -86,14 +86,14 @@ export function streamedSearch(args: unknown, complete: boolean, ended?: Ended):
 }
 
 /**
- * Whether a partly written `tools` call searches every server: its action is complete, it names no server
- * and its query is complete (`ended`, another member follows, or the call is complete). A model writes the
- * members in the schema's order (server before query), so a server named after the query is rare; waiting
- * for the query's closing quote costs a few tokens and spares starting every server for a one-server search.
+ * Whether a partly written `tools` call searches every server: its action is complete, its query has begun
+ * and it names no server. A model writes the members in the schema's order (server before query), so a
+ * query begun without a server is a search across servers; starting then gives the servers the time the
+ * model spends writing the query.
  */
 export function streamedEverywhere(args: unknown, complete: boolean, ended?: Ended): boolean {
 	if (!isObject(args) || args.action !== "tools" || "server" in args || typeof args.query !== "string") return false;
-	return args.query.trim() !== "" && !mayGrow(args, complete, ended, "action", "query");
+	return !mayGrow(args, complete, ended, "action");
 }
 
 /**
