@@ -149,6 +149,20 @@ describe("a search without a server", () => {
 		assert.match(second?.text ?? "", /across 3 servers/);
 		assert.doesNotMatch(second?.text ?? "", /still starting/);
 	});
+
+	test("with no server listed within the budget, the search answers anyway and names every one still starting", async () => {
+		const slow = (log: string) => ({
+			command: "sh",
+			args: ["-c", 'sleep 6; exec "$0" "$@"', process.execPath, SERVER, "stdio"],
+			env: { FIXTURE_LOG: log },
+			protocolVersion: "legacy",
+		});
+		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: slow(log), two: slow(log) }) });
+		assert.equal(run.code, 0, run.stderr);
+		const [first] = toolResults(run.events);
+		assert.match(first?.text ?? "", /^No server has listed its tools within 1\.8 s\n/);
+		assert.match(first?.text ?? "", /still starting, not searched: one, two \(search again in a moment/);
+	});
 });
 
 describe("two calls streaming at once (alternating updates)", () => {

@@ -99,7 +99,13 @@ async function servers(sandbox: Sandbox, variant: Variant, slow: boolean, second
 	return Object.fromEntries(entries);
 }
 
-type Sample = Readonly<{ wait: number; launch: number }>;
+/** `searched`: servers pi-mcp's answer searched (its header); `found`: the screenshot tool is in the text. */
+type Sample = Readonly<{ wait: number; launch: number; searched?: number; found: boolean }>;
+
+function resultText(event: Readonly<Record<string, unknown>>): string {
+	const content = (event.result as { content?: { type?: string; text?: string }[] } | undefined)?.content ?? [];
+	return content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("\n");
+}
 
 function measure(run: PiRun, variant: Variant): Sample {
 	const end = run.events.find(({ event }) => {
@@ -110,7 +116,11 @@ function measure(run: PiRun, variant: Variant): Sample {
 	if (!end || !result || result.event.isError === true) {
 		throw new Error(`${variant.label}: the search failed: ${JSON.stringify(result?.event).slice(0, 600)}`);
 	}
-	return { wait: result.at - end.at, launch: result.at };
+	const text = resultText(result.event);
+	const across = /across (\d+) servers?/.exec(text);
+	const searched =
+		variant.key !== "ours" ? undefined : across ? Number(across[1]) : /^No server has listed/.test(text) ? 0 : undefined;
+	return { wait: result.at - end.at, launch: result.at, searched, found: /screenshot/i.test(text) };
 }
 
 export async function searchAll(config: BenchConfig): Promise<FigureResult> {
@@ -161,12 +171,15 @@ export async function searchAll(config: BenchConfig): Promise<FigureResult> {
 			.join(", ");
 	const line = (slow: boolean): Line => {
 		const wait = of(`ours${slow ? "-slow" : ""}`, (sample) => sample.wait);
+		const ours = samples.get(`ours${slow ? "-slow" : ""}`) ?? [];
+		const searched = ours.map((sample) => sample.searched ?? "?").join(", ");
+		const found = ours.filter((sample) => sample.found).length;
 		return {
 			name: `12 search across 8 servers, ${slow ? `one taking ${SLOW_SECONDS} s to start` : "all healthy"}`,
 			value: `wait after writing ${formatSummary(wait, "ms")}, launch → result ${formatSummary(
 				of(`ours${slow ? "-slow" : ""}`, (s) => s.launch),
 				"ms",
-			)}`,
+			)}; servers searched per answer ${searched} of ${slow ? 7 : 8} healthy; a screenshot tool shown in ${found} of ${ours.length} answers`,
 			comparison: `peers (wait after writing): ${peers(slow)}`,
 			target: slow ? `≤ ${WAIT_TARGET_MS} ms (budget ${SEARCH_WAIT_MS} ms; the slow server named, not waited for)` : "reference",
 			verdict: slow ? verdict(wait.median <= WAIT_TARGET_MS) : "info",

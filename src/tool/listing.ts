@@ -204,15 +204,11 @@ async function listAll(
 			(error: Error): Searched => ({ server, error }),
 		),
 	);
-	// The budget ends the wait, but an answer with nothing searched helps nobody: past it, the first server
-	// to list (or every one failing) ends it.
-	const budget = new Promise<void>((resolve) => {
+	// The budget ends the wait, even when no server has listed yet (a loaded machine, every server slow): the
+	// answer then says so, and the next search finds those that listed meanwhile.
+	const late = new Promise<void>((resolve) => {
 		timer.handle = setTimeout(resolve, SEARCH_WAIT_MS);
 	});
-	const firstListed = Promise.any(
-		listings.map((listing) => listing.then((entry) => ("tools" in entry ? undefined : Promise.reject()))),
-	).catch(() => undefined);
-	const late = budget.then(() => firstListed);
 	try {
 		return await Promise.all(
 			listings.map((listed, i) => Promise.race([listed, late.then((): Searched => ({ server: names[i] ?? "", late: true }))])),
@@ -225,8 +221,8 @@ async function listAll(
 /**
  * A query over every enabled server. Servers not connected yet are connected now (the early start began
  * them while the model wrote the call), in parallel, each bounded by its own timeouts; the answer comes from
- * those that listed within `SEARCH_WAIT_MS` (or, when none had, the first to list), with a line naming each
- * server still starting and each that failed (its error's first line).
+ * those that listed within `SEARCH_WAIT_MS`, with a line naming each server still starting and each that
+ * failed (its error's first line).
  */
 async function searchAll(
 	session: Session,
@@ -245,18 +241,24 @@ async function searchAll(
 	const sources = searched.flatMap((entry) => ("tools" in entry ? [entry] : []));
 	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));
 	const waiting = searched.flatMap((entry) => ("late" in entry ? [entry.server] : []));
-	const ranked = await rankedListing(sources, query, params, false);
+	const ranked =
+		sources.length === 0 && waiting.length > 0
+			? { header: `No server has listed its tools within ${SEARCH_WAIT_MS / 1000} s`, lines: [], more: "" }
+			: await rankedListing(sources, query, params, false);
 	const lines = [
 		...ranked.lines,
-		...failed.map((entry) => `${escapeName(entry.server)}: not searched — ${shortText(entry.error.message.split("\n")[0], 300)}`),
+		...failedLines(failed),
 		...(waiting.length > 0
 			? [
-					`still starting, not searched: ${waiting.map(escapeName).join(", ")} (search again, or name the server, to include ${waiting.length === 1 ? "it" : "them"})`,
+					`still starting, not searched: ${waiting.map(escapeName).join(", ")} (search again in a moment, or name the server, to include ${waiting.length === 1 ? "it" : "them"})`,
 				]
 			: []),
 	];
 	return listingResult(session, params, ranked.header, lines, ranked.more);
 }
+
+const failedLines = (failed: readonly Readonly<{ server: string; error: Error }>[]): string[] =>
+	failed.map((entry) => `${escapeName(entry.server)}: not searched — ${shortText(entry.error.message.split("\n")[0], 300)}`);
 
 /**
  * The `tools` action's listing for a query, every page of it (its header and one line per tool): the
