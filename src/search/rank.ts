@@ -20,6 +20,10 @@ export type Hit<T extends SearchTool> = Readonly<{ server: string; tool: T; scor
 /** Saturation: higher than the usual 1.2, so a strong name match keeps counting more than a mention. */
 const K1 = 3;
 
+const LIST = stem("list");
+/** The lift of a listing tool for a one-idea query (see `search`). */
+const BROWSE = 1.15;
+
 /** How much an alternative of a query word counts, relative to the word itself. */
 const WEIGHT = { synonym: 0.7, typo1: 0.8, typo2: 0.6, compound: 0.9, prefix: 0.5 } as const;
 
@@ -133,6 +137,10 @@ export function concepts<T extends SearchTool>(index: SearchIndex<T>, query: str
 	return out;
 }
 
+/** Whether a tool's name says the idea (one of its variants, every word of it). */
+const namesIdea = (idea: Concept | undefined, names: ReadonlySet<string>): boolean =>
+	idea?.variants.some((variant) => variant.terms.every((term) => names.has(term))) ?? false;
+
 /**
  * The tools that best match `query`, best first: an exact name first, then tools whose name is the
  * query's words, then by BM25F relevance weighted by how many of the query's ideas a tool covers.
@@ -150,6 +158,7 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 	// Scratch arrays, cleared through the lists of documents touched, so a query allocates little.
 	const best = new Float64Array(n);
 	const sums = new Float64Array(n);
+	const terms = new Uint8Array(n);
 	const matched = new Set<number>();
 	for (const idea of ideas) {
 		const touched: number[] = [];
@@ -164,11 +173,15 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 					const weight = postings.weights[i] ?? 0;
 					if (sums[doc] === 0) hit.push(doc);
 					sums[doc] = (sums[doc] ?? 0) + (weightOfTerm * weight) / (K1 + weight);
+					terms[doc] = (terms[doc] ?? 0) + 1;
 				});
 			}
 			for (const doc of hit) {
-				const score = sums[doc] ?? 0;
+				// A phrase ("pull request") counts only where all its words are: "request" alone is not it.
+				const score = terms[doc] === variant.terms.length ? (sums[doc] ?? 0) : 0;
 				sums[doc] = 0;
+				terms[doc] = 0;
+				if (score === 0) continue;
 				if (best[doc] === 0) touched.push(doc);
 				if (score > (best[doc] ?? 0)) best[doc] = score;
 			}
@@ -189,7 +202,10 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 		const names = index.docs[doc]?.nameStems ?? new Set<string>();
 		const sameWords = names.size > 0 && names.size === queryStems.size && [...names].every((term) => queryStems.has(term));
 		const coverage = ideas.length > 0 ? (covered[doc] ?? 0) / ideas.length : 0;
-		return { doc, tier: isExact ? 2 : sameWords ? 1 : 0, score: total * coverage };
+		// A query naming one thing and no action ("notifications", "pull requests") most often means to see
+		// them: among tools that match it, one that lists them comes first.
+		const browse = ideas.length === 1 && names.has(LIST) && namesIdea(ideas[0], names) ? BROWSE : 1;
+		return { doc, tier: isExact ? 2 : sameWords ? 1 : 0, score: total * coverage * browse };
 	});
 	ranked.sort((a, b) => b.tier - a.tier || b.score - a.score || a.doc - b.doc);
 	return ranked.slice(0, limit).flatMap(({ doc, score }) => {

@@ -5,7 +5,7 @@
  * sometimes right pulls wrong tools up for everyone.
  */
 export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
-	["create", "make", "new", "add", "open", "spin up"],
+	["create", "make", "new", "add", "open", "spin up", "post"],
 	["delete", "remove", "erase", "drop", "destroy", "rm", "discard"],
 	["close", "kill", "quit", "exit", "shut", "terminate"],
 	["pull request", "pr", "merge request", "mr"],
@@ -46,5 +46,8 @@ export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
 	["configuration", "config", "settings"],
 	["environment", "env"],
 	["image", "img"],
-	["diff", "changes", "difference"],
+	["diff", "difference"],
+	["merge", "combine", "join"],
+	["emulate", "simulate", "mimic"],
+	["dialog", "popup", "pop-up", "modal"],
 ];
