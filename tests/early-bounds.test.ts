@@ -150,17 +150,27 @@ describe("a search without a server", () => {
 		assert.doesNotMatch(second?.text ?? "", /still starting/);
 	});
 
-	test("with no server listed within the budget, the search answers anyway and names every one still starting", async () => {
-		const slow = (log: string) => ({
-			command: "sh",
-			args: ["-c", 'sleep 6; exec "$0" "$@"', process.execPath, SERVER, "stdio"],
-			env: { FIXTURE_LOG: log },
-			protocolVersion: "legacy",
-		});
-		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: slow(log), two: slow(log) }) });
+	const late = (log: string, seconds: number) => ({
+		command: "sh",
+		args: ["-c", `sleep ${seconds}; exec "$0" "$@"`, process.execPath, SERVER, "stdio"],
+		env: { FIXTURE_LOG: log },
+		protocolVersion: "legacy",
+	});
+
+	test("with none listed at the budget, the first server to list ends the wait; the other is named", async () => {
+		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: late(log, 2), two: late(log, 12) }) });
 		assert.equal(run.code, 0, run.stderr);
 		const [first] = toolResults(run.events);
-		assert.match(first?.text ?? "", /^No server has listed its tools within 1\.8 s\n/);
+		assert.match(first?.text ?? "", /across 1 server, best first\n/);
+		assert.match(first?.text ?? "", /one\/echo/);
+		assert.match(first?.text ?? "", /still starting, not searched: two \(search again in a moment/);
+	});
+
+	test("with no server listed within 5 s, the search answers anyway and names every one still starting", async () => {
+		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: late(log, 9), two: late(log, 9) }) });
+		assert.equal(run.code, 0, run.stderr);
+		const [first] = toolResults(run.events);
+		assert.match(first?.text ?? "", /^No server has listed its tools within 5 s\n/);
 		assert.match(first?.text ?? "", /still starting, not searched: one, two \(search again in a moment/);
 	});
 });

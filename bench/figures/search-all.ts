@@ -10,8 +10,11 @@
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { SEARCH_WAIT_MS } from "../../src/tool/listing.ts";
 import type { BenchConfig, FigureResult } from "../lib/config.ts";
+import { SETSID } from "../lib/mcp.ts";
 import {
 	ADAPTER_EXTENSION,
 	makeSandbox,
@@ -100,6 +103,39 @@ async function servers(sandbox: Sandbox, variant: Variant, slow: boolean, second
 }
 
 /** `searched`: servers pi-mcp's answer searched (its header); `found`: the screenshot tool is in the text. */
+/**
+ * The floor under the wait: the raw SDK (`auto`, each server through `setsid` as pi-mcp starts them) starts
+ * the healthy servers at once in this process and lists each; when the first and the last listing came, from
+ * the spawn. What any client that starts these servers on demand, on this machine, waits at least.
+ */
+async function rawListings(entries: Readonly<Record<string, { command: string; args: string[]; env: Record<string, string> }>>) {
+	const started = performance.now();
+	const clients: Client[] = [];
+	try {
+		const times = await Promise.all(
+			Object.values(entries).map(async (entry) => {
+				const client = new Client(
+					{ name: "raw-floor", version: "0" },
+					{ capabilities: {}, versionNegotiation: { mode: "auto", probe: { timeoutMs: 10_000 } } },
+				);
+				clients.push(client);
+				const transport = new StdioClientTransport({
+					command: SETSID ?? entry.command,
+					args: SETSID ? [entry.command, ...entry.args] : entry.args,
+					env: entry.env,
+					stderr: "ignore",
+				});
+				await client.connect(transport);
+				await client.listTools();
+				return performance.now() - started;
+			}),
+		);
+		return { first: Math.min(...times), last: Math.max(...times) };
+	} finally {
+		await Promise.all(clients.map((client) => client.close().catch(() => undefined)));
+	}
+}
+
 type Sample = Readonly<{ wait: number; launch: number; searched?: number; found: boolean }>;
 
 function resultText(event: Readonly<Record<string, unknown>>): string {
@@ -127,6 +163,7 @@ export async function searchAll(config: BenchConfig): Promise<FigureResult> {
 	const rounds = config.pick(3, 1);
 	const sandboxes: Sandbox[] = [];
 	const samples = new Map<string, Sample[]>();
+	const floors: { first: number; last: number }[] = [];
 	try {
 		const runs: Record<string, () => Promise<number>> = {};
 		for (const slow of [false, true]) {
@@ -152,7 +189,18 @@ export async function searchAll(config: BenchConfig): Promise<FigureResult> {
 				};
 			}
 		}
+		const floorSandbox = await makeSandbox("pi-bench-search-floor-");
+		sandboxes.push(floorSandbox);
+		const healthy = Object.fromEntries(
+			Object.entries(await servers(floorSandbox, VARIANTS[0] as Variant, false, 0)).filter(([name]) => name !== SLOW),
+		) as Parameters<typeof rawListings>[0];
+		runs.floor = async () => {
+			const listed = await rawListings(healthy);
+			floors.push(listed);
+			return listed.first;
+		};
 		if (!config.smoke) for (const run of Object.values(runs)) await run(); // Untimed: caches, the adapter's metadata.
+		floors.length = 0;
 		samples.clear();
 		await interleave(rounds, runs);
 	} finally {
@@ -180,7 +228,13 @@ export async function searchAll(config: BenchConfig): Promise<FigureResult> {
 				of(`ours${slow ? "-slow" : ""}`, (s) => s.launch),
 				"ms",
 			)}; servers searched per answer ${searched} of ${slow ? 7 : 8} healthy; a screenshot tool shown in ${found} of ${ours.length} answers`,
-			comparison: `peers (wait after writing): ${peers(slow)}`,
+			comparison: `floor: the raw SDK, starting 7 of the servers (all but the slow one) at once in \`auto\`, lists the first ${formatSummary(
+				summarize(floors.map((floor) => floor.first)),
+				"ms",
+			)} and the last ${formatSummary(
+				summarize(floors.map((floor) => floor.last)),
+				"ms",
+			)} after spawning them; peers (wait after writing): ${peers(slow)}`,
 			target: slow ? `≤ ${WAIT_TARGET_MS} ms (budget ${SEARCH_WAIT_MS} ms; the slow server named, not waited for)` : "reference",
 			verdict: slow ? verdict(wait.median <= WAIT_TARGET_MS) : "info",
 		};

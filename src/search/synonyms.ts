@@ -5,7 +5,7 @@
  * sometimes right pulls wrong tools up for everyone.
  */
 export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
-	["create", "make", "new", "add", "open", "spin up", "post"],
+	["create", "make", "new", "add", "open", "spin up"],
 	["delete", "remove", "erase", "drop", "destroy", "rm", "discard"],
 	["close", "kill", "quit", "exit", "shut", "terminate"],
 	["pull request", "pr", "merge request", "mr"],

@@ -189,6 +189,21 @@ type Searched =
  * (or a call naming the server) includes them. One slow server never holds back the others' results.
  */
 export const SEARCH_WAIT_MS = 1800;
+/** When no server has listed within `SEARCH_WAIT_MS`, the search waits for the first one, up to this long in all. */
+export const SEARCH_FIRST_MS = 5000;
+/** Past `SEARCH_WAIT_MS`, how long after the first server's listing the others still count. */
+export const SEARCH_GRACE_MS = 500;
+
+type Timers = {
+	handle?: ReturnType<typeof setTimeout>;
+	cap?: ReturnType<typeof setTimeout>;
+	grace?: ReturnType<typeof setTimeout>;
+};
+
+const sleep = (ms: number, timers: Timers) =>
+	new Promise<void>((resolve) => {
+		timers.grace = setTimeout(resolve, ms);
+	});
 
 /** Each server's tools, or its failure, or `late` for one that has not listed within `SEARCH_WAIT_MS`. */
 async function listAll(
@@ -197,32 +212,51 @@ async function listAll(
 	signal: AbortSignal | undefined,
 	since: number | undefined,
 ): Promise<readonly Searched[]> {
-	const timer: { handle?: ReturnType<typeof setTimeout> } = {};
+	const timer: Timers = {};
 	const listings = names.map((server) =>
 		session.runtime.tools(server, signal, since).then(
 			(tools): Searched => ({ server, tools }),
 			(error: Error): Searched => ({ server, error }),
 		),
 	);
-	// The budget ends the wait, even when no server has listed yet (a loaded machine, every server slow): the
-	// answer then says so, and the next search finds those that listed meanwhile.
-	const late = new Promise<void>((resolve) => {
+	// The budget ends the wait. When no server has listed by then (a loaded machine), an answer with nothing
+	// in it would cost the model another call: the first server to list (or every one failing), and those
+	// listing within `SEARCH_GRACE_MS` after it, end it instead, up to `SEARCH_FIRST_MS` from the start.
+	const budget = new Promise<void>((resolve) => {
 		timer.handle = setTimeout(resolve, SEARCH_WAIT_MS);
 	});
+	const cap = new Promise<void>((resolve) => {
+		timer.cap = setTimeout(resolve, SEARCH_FIRST_MS);
+	});
+	const listed = { any: false };
+	const firstListed = Promise.any(
+		listings.map((listing) => listing.then((entry) => ("tools" in entry ? undefined : Promise.reject()))),
+	).then(
+		() => {
+			listed.any = true;
+		},
+		() => undefined,
+	);
+	// Servers started together on a busy machine finish together: those listing just after the first are kept.
+	const late = budget.then(() =>
+		listed.any ? undefined : Promise.race([firstListed.then(() => sleep(SEARCH_GRACE_MS, timer)), cap]),
+	);
 	try {
 		return await Promise.all(
 			listings.map((listed, i) => Promise.race([listed, late.then((): Searched => ({ server: names[i] ?? "", late: true }))])),
 		);
 	} finally {
 		clearTimeout(timer.handle);
+		clearTimeout(timer.cap);
+		clearTimeout(timer.grace);
 	}
 }
 
 /**
  * A query over every enabled server. Servers not connected yet are connected now (the early start began
  * them while the model wrote the call), in parallel, each bounded by its own timeouts; the answer comes from
- * those that listed within `SEARCH_WAIT_MS`, with a line naming each server still starting and each that
- * failed (its error's first line).
+ * those that listed within `SEARCH_WAIT_MS` (or, when none had, the first to list within `SEARCH_FIRST_MS`),
+ * with a line naming each server still starting and each that failed (its error's first line).
  */
 async function searchAll(
 	session: Session,
@@ -243,7 +277,7 @@ async function searchAll(
 	const waiting = searched.flatMap((entry) => ("late" in entry ? [entry.server] : []));
 	const ranked =
 		sources.length === 0 && waiting.length > 0
-			? { header: `No server has listed its tools within ${SEARCH_WAIT_MS / 1000} s`, lines: [], more: "" }
+			? { header: `No server has listed its tools within ${SEARCH_FIRST_MS / 1000} s`, lines: [], more: "" }
 			: await rankedListing(sources, query, params, false);
 	const lines = [
 		...ranked.lines,
