@@ -233,25 +233,27 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 		});
 		yield;
 	}
-	const postings = new Map(vocabulary.stems.map((term, id) => [term, lists[id] ?? { docs: [], weights: [] }]));
+	// The rest walks the vocabulary and the tools once more: in steps too, so a 10,000-tool list never
+	// holds the event loop for the whole walk.
+	const postings = new Map<string, { docs: number[]; weights: number[] }>();
+	for (const [id, term] of vocabulary.stems.entries()) {
+		postings.set(term, lists[id] ?? { docs: [], weights: [] });
+		if (id % 256 === 255) yield;
+	}
 	const names = new Map<string, number[]>();
-	docs.forEach((doc, index) => {
+	const { surface, typoBuckets, prefixBuckets, stems } = vocabulary;
+	const indexed: SearchIndex<T>["docs"][number][] = [];
+	for (const [index, doc] of docs.entries()) {
 		const name = text(doc.tool.name, LIMITS.nameChars);
 		for (const key of [squash(name), squash(`${doc.server}/${name}`)]) {
 			const list = names.get(key);
 			if (list) list.push(index);
 			else names.set(key, [index]);
 		}
-	});
-	const { surface, typoBuckets, prefixBuckets, stems } = vocabulary;
-	return {
-		docs: docs.map((doc, i) => ({ ...doc, nameStems: new Set(Array.from(counted[i]?.name ?? [], (id) => stems[id] ?? "")) })),
-		postings,
-		surface,
-		typoBuckets,
-		prefixBuckets,
-		names,
-	};
+		indexed.push({ ...doc, nameStems: new Set(Array.from(counted[index]?.name ?? [], (id) => stems[id] ?? "")) });
+		yield;
+	}
+	return { docs: indexed, postings, surface, typoBuckets, prefixBuckets, names };
 }
 
 /** Builds the index of the given servers' tools at once (tests, the bench; the extension uses `indexOf`). */
