@@ -94,7 +94,7 @@ export type HostProviderFactory = (work: Work, begin: (work: Work) => Promise<st
 export type SignIn = ReturnType<typeof createSignIn>;
 
 export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory) {
-	const { env, login, now, remember, clean, loadSdk } = ctx;
+	const { env, login, now, clean, loadSdk } = ctx;
 
 	/** Registers the loopback flow once per run; resolves to its `state`. */
 	async function beginFlow(work: Work): Promise<string> {

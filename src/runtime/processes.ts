@@ -4,7 +4,7 @@
  * found by an owner mark in its environment. A process's liveness is read in `proc.ts` (shared with
  * the credential lock).
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { once, sleep } from "../async.ts";
 import { exited, processStat } from "../proc.ts";
