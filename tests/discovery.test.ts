@@ -181,13 +181,20 @@ describe("discovery in a real Pi", () => {
 	});
 
 	test("a search across servers with one failing server still answers, and the model calls what it found", async () => {
-		const sandbox = await sandboxWith(SERVERS);
+		const log = "${WIRE}";
+		const sandbox = await sandboxWith({
+			big: { ...SERVERS.big, env: { ...SERVERS.big.env, FIXTURE_LOG: log } },
+			fx: { ...SERVERS.fx, env: { FIXTURE_LOG: log } },
+			broken: SERVERS.broken,
+		});
+		const wire = join(sandbox.root, "wire.log");
 		const run = await runPiJson({
 			sandbox,
 			extensions: [EXTENSION],
 			prompt: "echo hello",
-			// The search starts the servers while it is written (issue 20), as a real model's pace allows.
-			env: { PI_FAUX_TOKENS_PER_SECOND: "50" },
+			// The search starts the servers while it is written (issue 20), as a real model's pace allows; the
+			// call's end waits for a first listing, which a loaded machine may take seconds to reach.
+			env: { PI_FAUX_TOKENS_PER_SECOND: "50", WIRE: wire, PI_FAUX_HOLD_FILE: wire, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' },
 			script: [
 				{ tool: "mcp", args: { action: "tools", query: "echo the text back", limit: 1 } },
 				{

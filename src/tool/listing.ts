@@ -190,7 +190,7 @@ type Searched =
  */
 export const SEARCH_WAIT_MS = 1800;
 /** When no server has listed within `SEARCH_WAIT_MS`, the search waits for the first one, up to this long in all. */
-export const SEARCH_FIRST_MS = 5000;
+export const SEARCH_FIRST_MS = 10_000;
 /** Past `SEARCH_WAIT_MS`, how long after the first server's listing the others still count. */
 export const SEARCH_GRACE_MS = 500;
 
