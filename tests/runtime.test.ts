@@ -280,6 +280,25 @@ describe("failures and teardown", () => {
 		await h.cleanup();
 	});
 
+	test("a server that dies after setup: the latched failure says how its process ended", async () => {
+		const h = await harness((_log, dir) => ({ fx: { ...stdio(join(dir, "fx.log")), protocolVersion: "legacy" } }));
+		const pid = Number(text(await h.runtime.call("fx", "pid", {})));
+		process.kill(pid, "SIGKILL");
+		const said = async (): Promise<string> => {
+			for (let i = 0; i < 200; i++) {
+				const status = h.runtime.status().find((s) => s.name === "fx");
+				if (status?.state === "failed" && /killed by/.test(status.error ?? "")) return status.error ?? "";
+				await new Promise((done) => setTimeout(done, 25));
+			}
+			return h.runtime.status().find((s) => s.name === "fx")?.error ?? "(no error)";
+		};
+		assert.match(await said(), /^MCP server "fx" closed the connection: it was killed by SIGKILL\./);
+		const error = await h.runtime.call("fx", "echo", { text: "x" }).catch((e: Error) => e);
+		assert.ok(error instanceof SetupFailed);
+		assert.match(error.message, /killed by SIGKILL[\s\S]*\/mcp reconnect fx/);
+		await h.cleanup();
+	});
+
 	test("setup is bounded by the timeout and the silent process is killed", async () => {
 		const h = await harness((log) => ({
 			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 500 },

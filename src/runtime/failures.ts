@@ -140,10 +140,17 @@ export function setupError(
 }
 
 /** The connection closed by itself: what to tell the next caller. */
-export function closedError(name: string, tail: string, clean: (text: string) => string): SetupFailed {
+export function closedError(name: string, tail: string, clean: (text: string) => string, exit?: Exit): SetupFailed {
+	const how = !exit
+		? ""
+		: exit.signal
+			? `: it was killed by ${exit.signal}`
+			: exit.code !== null
+				? `: it exited with code ${exit.code}`
+				: "";
 	return new SetupFailed(
 		name,
-		clean(`MCP server "${name}" closed the connection.${stderrOf(tail)}\nRun /mcp reconnect ${name} to start it again.`),
+		clean(`MCP server "${name}" closed the connection${how}.${stderrOf(tail)}\nRun /mcp reconnect ${name} to start it again.`),
 	);
 }
 

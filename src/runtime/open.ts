@@ -11,7 +11,7 @@ import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@
 import type { ClientInfo, Live, OutputChecks, TransportAuth } from "../contracts.ts";
 import type { ServerConfig } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
-import { ExitedDuringSetup } from "./failures.ts";
+import { type Exit, ExitedDuringSetup } from "./failures.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { TailBuffer } from "./stderr-tail.ts";
 
@@ -21,8 +21,11 @@ export type OpenOptions = Readonly<{
 	authProvider?: TransportAuth;
 	/** The server's stderr tail (cleared here). */
 	tail: TailBuffer;
-	/** The connection closed without being asked to (the server exited or the stream ended). */
-	onClose: (live: Live) => void;
+	/**
+	 * The connection closed without being asked to (the server exited or the stream ended); `exited`: how a
+	 * stdio server's process ended, once it has (its stdout may close just before), else undefined.
+	 */
+	onClose: (live: Live, exited: Promise<Exit | undefined>) => void;
 	/** Maps a failed connect's error (a step-up link for `403 insufficient_scope`). */
 	mapError: (error: unknown) => Promise<unknown>;
 }>;
@@ -138,10 +141,28 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	};
 	client.onclose = () => {
 		if (live.closing.value) return;
-		options.onClose(live);
+		options.onClose(live, exitOf(spawned.child));
 		void killAll(live.pgid, live.owner);
 	};
 	return live;
+}
+
+/** How a process ended: at once if it has, else at its `exit` within half a second; undefined otherwise. */
+function exitOf(child: ChildProcess | undefined): Promise<Exit | undefined> {
+	if (!child) return Promise.resolve(undefined);
+	const now = (): Exit | undefined =>
+		child.exitCode !== null || child.signalCode !== null ? { code: child.exitCode, signal: child.signalCode } : undefined;
+	const ended = now();
+	if (ended) return Promise.resolve(ended);
+	return new Promise((resolve) => {
+		const done = () => {
+			clearTimeout(timer);
+			child.off("exit", done);
+			resolve(now());
+		};
+		const timer = setTimeout(done, 500);
+		child.once("exit", done);
+	});
 }
 
 /** Closes on purpose: the client, then the process group and whatever carries the owner mark. */

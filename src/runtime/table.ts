@@ -287,10 +287,20 @@ export async function openFor(t: Table, config: ServerConfig, signal: AbortSigna
 		authProvider,
 		tail,
 		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
-		onClose: (live) => {
+		onClose: (live, exited) => {
 			const current = connection(t, name);
 			if (current.state !== "ready" || current.live !== live) return;
-			t.connections.set(name, { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) });
+			const failed: Connection = { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) };
+			t.connections.set(name, failed);
+			// The exit comes a moment after the stream's end: the message gains it, unless a reset came first.
+			void exited.then((exit) => {
+				if (exit && t.connections.get(name) === failed) {
+					t.connections.set(name, {
+						state: "failed",
+						error: closedError(name, tail.text(), (text) => clean(t, name, text), exit),
+					});
+				}
+			});
 		},
 	});
 }
