@@ -4,9 +4,9 @@
  * server, one tool call, and status; one lookup of a server (`configOf`: configured, usable, enabled).
  * How one server is opened and closed is `open.ts`'s; `runtime.ts` holds the `Runtime` face over this.
  */
-import type { AuthProvider, CallToolResult, Tool } from "@modelcontextprotocol/client";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
 import { awaitWith, settledWithin } from "../async.ts";
-import type { CallOptions, Live, RuntimeOptions, ServerStatus } from "../contracts.ts";
+import type { CallOptions, Live, RuntimeOptions, ServerStatus, TransportAuth } from "../contracts.ts";
 import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "../errors.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
@@ -84,7 +84,7 @@ export async function stepUp(t: Table, sdk: Sdk, name: string, error: unknown): 
 	return t.options.auth.stepUp(config, error);
 }
 
-export async function credentials(t: Table, config: ServerConfig, signal: AbortSignal): Promise<AuthProvider | undefined> {
+export async function credentials(t: Table, config: ServerConfig, signal: AbortSignal): Promise<TransportAuth | undefined> {
 	if (config.auth === undefined || config.transport !== "http") return undefined;
 	if (!t.options.auth) throw new AuthRequired(config.name, `server "${config.name}": authentication is not available here`);
 	// The setup ends with its signal even if a keyring call cannot be cancelled (it runs on a thread).
