@@ -18,6 +18,7 @@ import {
 	runPiRetrying,
 	type Sandbox,
 	SERVER,
+	TOOL_ONLY_EXTENSION,
 	writeMcpJson,
 } from "../lib/pi.ts";
 import {
@@ -69,15 +70,17 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 		const baseline = measure("baseline", { sandbox: lazy, extensions: [], noExtensions: true });
 		const ours = measure("ours", { sandbox: lazy, extensions: [OUR_EXTENSION], noExtensions: true });
 		const empty = measure("empty", { sandbox: lazy, extensions: [EMPTY_EXTENSION], noExtensions: true });
+		const toolOnly = measure("tool-only", { sandbox: lazy, extensions: [TOOL_ONLY_EXTENSION], noExtensions: true });
 		const builtinDirect = measure("builtin-direct", { sandbox: direct, extensions: [], noExtensions: false });
 		const builtinCodemode = measure("builtin-codemode", { sandbox: lazy, extensions: [], noExtensions: false });
 		const adapter = measure("adapter", { sandbox: lazy, extensions: [ADAPTER_EXTENSION], noExtensions: true });
 		// Untimed warm-up: Pi's extension transpile cache, the OS file cache, the adapter's metadata cache.
-		if (!config.smoke) for (const variant of [baseline, ours, empty, builtinDirect, builtinCodemode, adapter]) await variant();
+		if (!config.smoke)
+			for (const variant of [baseline, ours, empty, toolOnly, builtinDirect, builtinCodemode, adapter]) await variant();
 		processes.clear();
 		cpu.clear();
 
-		const main = await interleave(rounds, { empty, ours });
+		const main = await interleave(rounds, { empty, ours, toolOnly });
 		const peers = await interleave(peerRounds, { baseline, builtinDirect, builtinCodemode, adapter });
 		const base = summarize(peers.baseline);
 		const oursSummary = summarize(main.ours);
@@ -93,6 +96,10 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 		const cpuOf = (key: string) => cpu.get(key) ?? [];
 		const cpuRatio = pairedRatios(cpuOf("ours"), cpuOf("empty"));
 		const cpuInterval = medianInterval(ratiosOf(cpuOf("ours"), cpuOf("empty")));
+		// The same rounds against an extension registering only pi-mcp's tool: what pi-mcp's code adds to the tool.
+		const toolRatio = pairedRatios(main.ours, main.toolOnly);
+		const toolCpuRatio = pairedRatios(cpuOf("ours"), cpuOf("tool-only"));
+		const toolOverEmpty = pairedRatios(cpuOf("tool-only"), cpuOf("empty"));
 		const short = (summary: Summary) => formatSummary(summary, "×").replace(/ \[.*$/, "");
 		const range = (at: Readonly<{ low: number; high: number }>) => `95 % interval ${at.low.toFixed(3)}–${at.high.toFixed(3)}×`;
 		const lines = [
@@ -102,6 +109,13 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 				comparison: `baseline an empty extension ${formatSummary(emptySummary, "ms")}; ${rounds} paired rounds: wall ratio ${short(ratio)} (${range(interval)}), CPU time ratio ${short(cpuRatio)} (${range(cpuInterval)})`,
 				target: `≤ ${TARGET}× in wall and CPU time, 0 processes`,
 				verdict: verdict(ratio.median <= TARGET && cpuRatio.median <= TARGET && started("ours") === 0),
+			},
+			{
+				name: "1 start-up tax beyond the tool",
+				value: `pi-mcp ÷ an extension registering only its \`mcp\` tool (same definition, no code behind it): wall ${short(toolRatio)} (${range(medianInterval(ratiosOf(main.ours, main.toolOnly)))}), CPU time ${short(toolCpuRatio)} (${range(medianInterval(ratiosOf(cpuOf("ours"), cpuOf("tool-only"))))})`,
+				comparison: `that extension ÷ the empty one, CPU time ${short(toolOverEmpty)} (${range(medianInterval(ratiosOf(cpuOf("tool-only"), cpuOf("empty"))))}): what any extension with this tool pays`,
+				target: "reference (splits figure 1's tax)",
+				verdict: "info" as const,
 			},
 			{
 				name: "1 start-up peers",
@@ -124,6 +138,13 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 			"|---|---|---|---|---|",
 			row("an empty extension (the baseline)", "`-ne -e bench/fixtures/empty-ext.ts`", emptySummary, undefined, "empty"),
 			row("**pi-mcp**", "`-ne -e index.ts`", oursSummary, ratio, "ours"),
+			row(
+				"pi-mcp's tool alone (no code behind it)",
+				"`-ne -e bench/fixtures/tool-only-ext.ts`",
+				summarize(main.toolOnly),
+				pairedRatios(main.toolOnly, main.empty),
+				"tool-only",
+			),
 			"",
 			`Peers, against Pi without any extension in their own ${peerRounds} rounds:`,
 			"",

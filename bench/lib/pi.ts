@@ -15,6 +15,7 @@ export { PI_CLI, SERVER };
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const OUR_EXTENSION = join(ROOT, "index.ts");
 export const EMPTY_EXTENSION = join(ROOT, "bench/fixtures/empty-ext.ts");
+export const TOOL_ONLY_EXTENSION = join(ROOT, "bench/fixtures/tool-only-ext.ts");
 export const FAUX_RECORD = join(ROOT, "bench/fixtures/faux-record.ts");
 export const ADAPTER_EXTENSION = join(ROOT, "node_modules/pi-mcp-adapter/index.ts");
 export const EVERYTHING_SERVER = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
