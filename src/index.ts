@@ -10,6 +10,7 @@ import {
 	type ExtensionCommandContext,
 	type ExtensionContext,
 	getAgentDir,
+	type MessageUpdateEvent,
 	type ToolDefinition,
 } from "@earendil-works/pi-coding-agent";
 import { once } from "./async.ts";
@@ -22,7 +23,7 @@ import type { OverflowStore } from "./output.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
 import { DESCRIPTION, PROMPT_SNIPPET, parameters, SUBCOMMANDS } from "./tool/definition.ts";
-import { createEarlyStart, type EarlyModules } from "./tool/early.ts";
+import type { createEarlyStart, EarlyModules } from "./tool/early.ts";
 
 export const VERSION = "0.1.0";
 
@@ -231,10 +232,7 @@ function completions(host: Host, prefix: string) {
 }
 
 /** The `mcp` tool's `execute`: the action, with a sign-in link as a result the model reads (not a crash). */
-function execute(
-	host: Host,
-	early: ReturnType<typeof createEarlyStart>,
-): ToolDefinition<typeof parameters, McpDetails>["execute"] {
+function execute(host: Host, early: ReturnType<typeof earlyStart>): ToolDefinition<typeof parameters, McpDetails>["execute"] {
 	return async (id, params, signal, onUpdate) => {
 		const written = early.take(id, params.server);
 		await host.holder.loading?.catch(() => undefined);
@@ -314,20 +312,56 @@ async function changeServers(host: Host, servers: readonly ExtensionServer[], ct
 	await loading;
 }
 
-/** The early start's view of the host (see `tool/early.ts`). */
-function earlyStart(host: Host) {
-	return createEarlyStart({
-		pi: host.pi,
-		loaded: async () => host.holder.loading?.catch(() => undefined),
-		entries: () => host.holder.session?.config.servers ?? [],
-		runtime: () => host.holder.session?.runtime,
-		live: async (): Promise<Readonly<{ session: Session; mods: EarlyModules }>> => live(host),
-		preload: () => {
-			loadModules()
-				.then((mods) => mods.sdk.loadSdk())
-				.catch(() => undefined); // The call itself reports a failed load.
+type EarlyStart = ReturnType<typeof createEarlyStart>;
+
+/** Whether a `message_update` is about a call of the `mcp` tool (its start, a delta or its end). */
+function mcpCall(event: MessageUpdateEvent): boolean {
+	const update = event.assistantMessageEvent;
+	if (update.type !== "toolcall_start" && update.type !== "toolcall_delta" && update.type !== "toolcall_end") return false;
+	const block = update.type === "toolcall_end" ? update.toolCall : update.partial.content[update.contentIndex];
+	return block?.type === "toolCall" && block.name === "mcp";
+}
+
+/**
+ * The early start (`tool/early.ts`), loaded when the model begins its first `mcp` call, not with Pi (bench
+ * figure 1). What happens while it loads is replayed in order; a call running before then gets no head start.
+ */
+function earlyStart(host: Host): Pick<EarlyStart, "update" | "take" | "ended" | "sweep"> {
+	const state: { real?: EarlyStart; queue?: ((real: EarlyStart) => void)[] } = {};
+	const later = (op: (real: EarlyStart) => void): unknown => (state.real ? op(state.real) : state.queue?.push(op));
+	const load = () => {
+		state.queue = [];
+		import("./tool/early.ts").then(
+			({ createEarlyStart }) => {
+				const real = createEarlyStart({
+					pi: host.pi,
+					loaded: async () => host.holder.loading?.catch(() => undefined),
+					entries: () => host.holder.session?.config.servers ?? [],
+					runtime: () => host.holder.session?.runtime,
+					live: async (): Promise<Readonly<{ session: Session; mods: EarlyModules }>> => live(host),
+					// The call itself reports a failed load.
+					preload: () =>
+						void loadModules()
+							.then((mods) => mods.sdk.loadSdk())
+							.catch(() => undefined),
+				});
+				for (const op of state.queue ?? []) op(real);
+				state.real = real;
+				state.queue = undefined;
+			},
+			() => Object.assign(state, { queue: undefined }), // The call itself reports a damaged installation.
+		);
+	};
+	return {
+		update(event) {
+			if (!state.real && !state.queue && mcpCall(event)) load();
+			later((real) => real.update(event));
 		},
-	});
+		// Before it has loaded, the call runs without early work; the take is replayed so nothing waits for it.
+		take: (id, server) => (state.real ? state.real.take(id, server) : void later((real) => real.take(id, server))),
+		ended: (id) => void later((real) => real.ended(id)),
+		sweep: () => void later((real) => real.sweep()),
+	};
 }
 
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {

@@ -64,7 +64,6 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"schema.ts",
 		"schema/keys.ts",
 		"tool/definition.ts",
-		"tool/early.ts",
 	]);
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
 	const status = lines.find((line) => line.startsWith("-- status:"));
@@ -86,6 +85,6 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"tool/listing.ts",
 		"tool/status.ts",
 	]);
-	// The model starting an `mcp` call loads the SDK while the arguments stream (nothing connects).
-	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts"]);
+	// The model starting an `mcp` call loads the early start, and the SDK while the arguments stream (nothing connects).
+	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts", "tool/early.ts"]);
 });
