@@ -322,14 +322,18 @@ function mcpCall(event: MessageUpdateEvent): boolean {
 	return block?.type === "toolCall" && block.name === "mcp";
 }
 
-/**
- * The early start (`tool/early.ts`), loaded when the model begins its first `mcp` call, not with Pi (bench
- * figure 1). What happens while it loads is replayed in order; a call running before then gets no head start.
- */
+/** The early start (`tool/early.ts`), loaded at the model's first `mcp` call, not with Pi (bench figure 1). What
+ * happens while it loads is replayed in order; a call running before then gets no head start. */
 function earlyStart(host: Host): Pick<EarlyStart, "update" | "take" | "ended" | "sweep"> {
 	const state: { real?: EarlyStart; queue?: ((real: EarlyStart) => void)[] } = {};
 	const later = (op: (real: EarlyStart) => void): unknown => (state.real ? op(state.real) : state.queue?.push(op));
+	// A failed load is the call's to report.
+	const preload = () =>
+		void loadModules()
+			.then((mods) => mods.sdk.loadSdk())
+			.catch(() => undefined);
 	const load = () => {
+		preload(); // The SDK's load begins with the call, not after the early start's own.
 		state.queue = [];
 		import("./tool/early.ts").then(
 			({ createEarlyStart }) => {
@@ -339,11 +343,7 @@ function earlyStart(host: Host): Pick<EarlyStart, "update" | "take" | "ended" | 
 					entries: () => host.holder.session?.config.servers ?? [],
 					runtime: () => host.holder.session?.runtime,
 					live: async (): Promise<Readonly<{ session: Session; mods: EarlyModules }>> => live(host),
-					// The call itself reports a failed load.
-					preload: () =>
-						void loadModules()
-							.then((mods) => mods.sdk.loadSdk())
-							.catch(() => undefined),
+					preload,
 				});
 				for (const op of state.queue ?? []) op(real);
 				state.real = real;
