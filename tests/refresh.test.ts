@@ -134,6 +134,13 @@ function worker(name: string, extra: Partial<WorkerArgs> = {}, server = rs()): W
 	return startWorker(WORKER, [JSON.stringify(args)]);
 }
 
+/** Waits until every worker is ready, then lets them all go at once; their results, in order. */
+async function together(workers: readonly Worker[], timeoutMs?: number) {
+	for (const w of workers) await w.next("ready");
+	for (const w of workers) w.send("go");
+	return Promise.all(workers.map((w) => w.next("result", timeoutMs)));
+}
+
 async function connect(config: ServerConfig, auth: Auth): Promise<Client> {
 	const client = new Client({ name: "refresh-test", version: "0.0.0" }, { capabilities: {} });
 	// As the runtime passes them: the narrow provider, and the DPoP fetch wrapper beside it.
@@ -172,9 +179,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		const expired = await expire(account);
 		const since = mark();
 		const workers = Array.from({ length: 8 }, () => worker("eight", { waitGo: true }));
-		for (const w of workers) await w.next("ready");
-		for (const w of workers) w.send("go");
-		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const results = await together(workers);
 		const seen = since();
 		const stored = await readRecord(store, account);
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
@@ -196,9 +201,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		await expire(account);
 		const since = mark(short);
 		const workers = Array.from({ length: 8 }, () => worker("short-lived", { waitGo: true }, short));
-		for (const w of workers) await w.next("ready");
-		for (const w of workers) w.send("go");
-		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const results = await together(workers);
 		const seen = since();
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
 		assert.deepEqual(seen.revoked, []);
@@ -242,9 +245,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		const workers = Array.from({ length: 8 }, (_, i) =>
 			worker("unshared", { waitGo: true, lockDir: join(state.agentDir as string, `private-${i}`) }),
 		);
-		for (const w of workers) await w.next("ready");
-		for (const w of workers) w.send("go");
-		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const results = await together(workers);
 		const seen = since();
 		const attempts = seen.refreshGrants + seen.errors.filter((error) => error.startsWith("refresh_token")).length;
 		assert.ok(attempts > 1, `more than one refresh reached the server: ${JSON.stringify(seen)}`);
@@ -325,9 +326,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assert.equal(JSON.parse(await readFile(lockPath, "utf8")).pid, holder.pid, "the dead holder's lock is left behind");
 		// Without the reclaim they would all fail with the dead holder's pid after the timeout.
 		const workers = Array.from({ length: 4 }, () => worker("killed", { waitGo: true, lockTimeoutMs: 60_000 }));
-		for (const w of workers) await w.next("ready");
-		for (const w of workers) w.send("go");
-		const results = await Promise.all(workers.map((w) => w.next("result", 120_000)));
+		const results = await together(workers, 120_000);
 		const seen = since();
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
 		assert.deepEqual(seen.revoked, []);
@@ -486,9 +485,7 @@ describe("DPoP-bound tokens (RFC 9449)", { timeout: 300_000 }, () => {
 		await expire(account);
 		const since = mark(bound);
 		const workers = [worker("dpop", { waitGo: true }, bound), worker("dpop", { waitGo: true }, bound)];
-		for (const w of workers) await w.next("ready");
-		for (const w of workers) w.send("go");
-		const results = await Promise.all(workers.map((w) => w.next("result")));
+		const results = await together(workers);
 		const seen = since();
 		const stored = await readRecord(store, account);
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));

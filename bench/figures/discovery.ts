@@ -279,45 +279,28 @@ export async function discovery(config: BenchConfig): Promise<FigureResult> {
 	const loaded = await loadPeers();
 	const results = rankers(loaded).map((ranker) => {
 		const rank = ranker.prepare(entries);
-		return {
-			name: ranker.name,
-			tune: score(rank, tune),
-			heldOut: score(rank, heldOut),
-			fresh: score(rank, FRESH),
-			holdout: score(rank, HOLDOUT),
-			kinds: KINDS.map((kind) => ({
-				kind,
-				tune: score(
-					rank,
-					tune.filter((query) => query.kind === kind),
-				),
-				heldOut: score(
-					rank,
-					heldOut.filter((query) => query.kind === kind),
-				),
-				fresh: score(
-					rank,
-					FRESH.filter((query) => query.kind === kind),
-				),
-				holdout: score(
-					rank,
-					HOLDOUT.filter((query) => query.kind === kind),
-				),
-			})),
-			misses: heldOut
+		const sets = { tune, heldOut, fresh: FRESH, holdout: HOLDOUT };
+		const scores = (pick: (set: readonly Query[]) => readonly Query[]) => ({
+			tune: score(rank, pick(sets.tune)),
+			heldOut: score(rank, pick(sets.heldOut)),
+			fresh: score(rank, pick(sets.fresh)),
+			holdout: score(rank, pick(sets.holdout)),
+		});
+		const missed = (set: readonly Query[]) =>
+			set
 				.filter(
 					(query) =>
 						!rank(query.q)
 							.slice(0, 3)
 							.some((id) => query.expect.includes(id)),
 				)
-				.map((query) => query.q),
-			freshMisses: FRESH.filter(
-				(query) =>
-					!rank(query.q)
-						.slice(0, 3)
-						.some((id) => query.expect.includes(id)),
-			).map((query) => query.q),
+				.map((query) => query.q);
+		return {
+			name: ranker.name,
+			...scores((set) => set),
+			kinds: KINDS.map((kind) => ({ kind, ...scores((set) => set.filter((query) => query.kind === kind)) })),
+			misses: missed(heldOut),
+			freshMisses: missed(FRESH),
 		};
 	});
 	const [mine, ...peers] = results;

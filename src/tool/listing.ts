@@ -8,6 +8,7 @@
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
+import { settledWithin } from "../async.ts";
 import type { Session } from "../contracts.ts";
 import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
 import { escapeName, shortText } from "../output/text.ts";
@@ -194,17 +195,6 @@ export const SEARCH_FIRST_MS = 10_000;
 /** Past `SEARCH_WAIT_MS`, how long after the first server's listing the others still count. */
 export const SEARCH_GRACE_MS = 500;
 
-type Timers = {
-	handle?: ReturnType<typeof setTimeout>;
-	cap?: ReturnType<typeof setTimeout>;
-	grace?: ReturnType<typeof setTimeout>;
-};
-
-const sleep = (ms: number, timers: Timers) =>
-	new Promise<void>((resolve) => {
-		timers.grace = setTimeout(resolve, ms);
-	});
-
 /** Each server's tools, or its failure, or `late` for one that has not listed within `SEARCH_WAIT_MS`. */
 async function listAll(
 	session: Session,
@@ -212,7 +202,6 @@ async function listAll(
 	signal: AbortSignal | undefined,
 	since: number | undefined,
 ): Promise<readonly Searched[]> {
-	const timer: Timers = {};
 	const listings = names.map((server) =>
 		session.runtime.tools(server, signal, since).then(
 			(tools): Searched => ({ server, tools }),
@@ -222,34 +211,27 @@ async function listAll(
 	// The budget ends the wait. When no server has listed by then (a loaded machine), an answer with nothing
 	// in it would cost the model another call: the first server to list (or every one failing), and those
 	// listing within `SEARCH_GRACE_MS` after it, end it instead, up to `SEARCH_FIRST_MS` from the start.
-	const budget = new Promise<void>((resolve) => {
-		timer.handle = setTimeout(resolve, SEARCH_WAIT_MS);
-	});
-	const cap = new Promise<void>((resolve) => {
-		timer.cap = setTimeout(resolve, SEARCH_FIRST_MS);
-	});
+	const all = Promise.all(listings);
+	const first = Promise.any(listings.map((listing) => listing.then((entry) => ("tools" in entry ? entry : Promise.reject()))));
 	const listed = { any: false };
-	const firstListed = Promise.any(
-		listings.map((listing) => listing.then((entry) => ("tools" in entry ? undefined : Promise.reject()))),
-	).then(
+	first.then(
 		() => {
 			listed.any = true;
 		},
 		() => undefined,
 	);
 	// Servers started together on a busy machine finish together: those listing just after the first are kept.
-	const late = budget.then(() =>
-		listed.any ? undefined : Promise.race([firstListed.then(() => sleep(SEARCH_GRACE_MS, timer)), cap]),
+	const late = settledWithin(all, SEARCH_WAIT_MS).then(() =>
+		listed.any
+			? undefined
+			: settledWithin(
+					first.then(() => settledWithin(all, SEARCH_GRACE_MS)),
+					SEARCH_FIRST_MS - SEARCH_WAIT_MS,
+				),
 	);
-	try {
-		return await Promise.all(
-			listings.map((listed, i) => Promise.race([listed, late.then((): Searched => ({ server: names[i] ?? "", late: true }))])),
-		);
-	} finally {
-		clearTimeout(timer.handle);
-		clearTimeout(timer.cap);
-		clearTimeout(timer.grace);
-	}
+	return Promise.all(
+		listings.map((listing, i) => Promise.race([listing, late.then((): Searched => ({ server: names[i] ?? "", late: true }))])),
+	);
 }
 
 /**
