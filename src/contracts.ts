@@ -20,14 +20,23 @@ import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./
 
 export type ClientInfo = Readonly<{ name: string; version: string }>;
 
-/** A client's output-schema checks, each compiled once per schema object (`outputChecks`, connect.ts). */
+/**
+ * A client's output-schema checks (`outputChecks`, runtime/validate.ts): the SDK's validator slot accepts
+ * everything; the call compiles and checks here, off Pi's thread, each within a deadline.
+ */
 export type OutputChecks = jsonSchemaValidator &
 	Readonly<{
 		/**
 		 * Compiles the check for `schema` unless it is held: "compiled" now, "held" already (an earlier
 		 * prepare or call), "failed" when it does not compile (left to the call, which reports it).
 		 */
-		prepare(schema: JsonSchemaType): Prepared;
+		prepare(schema: JsonSchemaType): Promise<Prepared>;
+		/** Throws, saying why, when `schema` does not compile within `withinMs`. */
+		compile(schema: JsonSchemaType, withinMs: number): Promise<void>;
+		/** Throws, saying why, when `value` does not match `schema` or cannot be checked within `withinMs`. */
+		check(schema: JsonSchemaType, value: unknown, withinMs: number): Promise<void>;
+		/** Ends the checking thread. */
+		close(): void;
 	}>;
 
 /** What `prepare` did: see `OutputChecks.prepare`; "none" when there was no schema to compile. */

@@ -23,8 +23,6 @@ export {
 	withDpop,
 } from "@modelcontextprotocol/client";
 export { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-// The SDK's default output-schema engine on Node; the same chunk the client already loads.
-export { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv";
 
 /** The SDK as `loadSdk()` gives it; modules that only need its types import this type from here. */
 export type Sdk = typeof import("./sdk.lazy.ts");

@@ -11,11 +11,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
-import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
+import type { JsonSchemaType } from "@modelcontextprotocol/client";
 import { loadConfig } from "../src/config.ts";
 import type { Runtime, Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
-import { outputChecks } from "../src/runtime/open.ts";
+import { outputChecks } from "../src/runtime/validate.ts";
 import { createRuntime } from "../src/runtime.ts";
 import { indexOf } from "../src/search/rank.ts";
 import { listEarly, runAction } from "../src/tool/actions.ts";
@@ -230,40 +230,34 @@ describe("a name counts as written at its closing quote", () => {
 });
 
 describe("output-schema checks", () => {
-	/** An engine that counts what it compiles and refuses schemas marked `bad`. */
-	function countingEngine(): jsonSchemaValidator & { compiles: JsonSchemaType[] } {
-		const compiles: JsonSchemaType[] = [];
-		return {
-			compiles,
-			getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-				compiles.push(schema);
-				if ((schema as { bad?: boolean }).bad) throw new Error("cannot compile");
-				return (input: unknown) => ({ valid: true, data: input as T, errorMessage: undefined });
-			},
-		};
-	}
-
-	test("each schema object is compiled once; an equal but new object (a new listing) is compiled again", () => {
-		const engine = countingEngine();
-		const checks = outputChecks(engine);
-		const schema: JsonSchemaType = { type: "object" };
-		assert.equal(checks.prepare(schema), "compiled");
-		assert.equal(checks.prepare(schema), "held");
-		const validator = checks.getValidator(schema);
-		assert.equal(checks.getValidator(schema), validator, "the SDK gets the held validator");
-		assert.deepEqual(validator({ a: 1 }), { valid: true, data: { a: 1 }, errorMessage: undefined });
-		assert.equal(engine.compiles.length, 1);
-		assert.equal(checks.prepare({ type: "object" }), "compiled");
-		assert.equal(engine.compiles.length, 2);
+	test("each schema object is compiled once; an equal but new object (a new listing) is compiled again", async () => {
+		const checks = outputChecks();
+		try {
+			const schema: JsonSchemaType = { type: "object" };
+			assert.equal(await checks.prepare(schema), "compiled");
+			assert.equal(await checks.prepare(schema), "held");
+			const validator = checks.getValidator(schema);
+			assert.deepEqual(
+				validator({ a: 1 }),
+				{ valid: true, data: { a: 1 }, errorMessage: undefined },
+				"the SDK's own check accepts",
+			);
+			await checks.check(schema, { a: 1 }, 5000);
+			assert.equal(await checks.prepare({ type: "object" }), "compiled");
+		} finally {
+			checks.close();
+		}
 	});
 
-	test("a schema that does not compile: prepare says so and holds nothing; the SDK's ask throws as before", () => {
-		const engine = countingEngine();
-		const checks = outputChecks(engine);
-		const bad = { type: "object", bad: true } as JsonSchemaType;
-		assert.equal(checks.prepare(bad), "failed");
-		assert.throws(() => checks.getValidator(bad), /cannot compile/);
-		assert.equal(engine.compiles.length, 2, "nothing held for a schema that failed");
+	test("a schema that does not compile: prepare says so; the call's compile throws why", async () => {
+		const checks = outputChecks();
+		try {
+			const bad = { type: "string", pattern: "(" } as JsonSchemaType;
+			assert.equal(await checks.prepare(bad), "failed");
+			await assert.rejects(checks.compile(bad, 5000), /its output schema is invalid: Invalid regular expression/);
+		} finally {
+			checks.close();
+		}
 	});
 });
 

@@ -7,13 +7,13 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from "@modelcontextprotocol/client";
-import type { ClientInfo, Live, OutputChecks, TransportAuth } from "../contracts.ts";
+import type { ClientInfo, Live, TransportAuth } from "../contracts.ts";
 import type { ServerConfig } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
 import { type Exit, ExitedDuringSetup } from "./failures.ts";
 import { killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { TailBuffer } from "./stderr-tail.ts";
+import { outputChecks } from "./validate.ts";
 
 export type OpenOptions = Readonly<{
 	clientInfo: ClientInfo;
@@ -34,37 +34,6 @@ function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: s
 	if (config.protocolVersion === "legacy") return { mode: "legacy" };
 	const probe = { timeoutMs: Math.min(config.requestTimeoutMs, 10_000) };
 	return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
-}
-
-/**
- * The SDK checks a tool's structured result against its `outputSchema` with a validator it asks its
- * `jsonSchemaValidator` for on every call. The first ask compiles it: ~9 ms on a connection's first
- * schema (the engine is built then), 1–4 ms for each later one, inside the first call's wait. Held per
- * schema object here (a new listing brings new objects, so a changed schema is compiled again), which
- * lets the runtime compile the one a streamed call names while the model is still writing it.
- */
-export function outputChecks(engine: jsonSchemaValidator): OutputChecks {
-	const held = new WeakMap<JsonSchemaType, JsonSchemaValidator<unknown>>();
-	const getValidator = <T>(schema: JsonSchemaType): JsonSchemaValidator<T> => {
-		const known = held.get(schema);
-		if (known) return known as JsonSchemaValidator<T>;
-		// Throws for a schema the engine cannot compile: the SDK turns that into the call's error.
-		const made = engine.getValidator<T>(schema);
-		held.set(schema, made as JsonSchemaValidator<unknown>);
-		return made;
-	};
-	return {
-		getValidator,
-		prepare(schema) {
-			if (held.has(schema)) return "held";
-			try {
-				getValidator(schema);
-				return "compiled";
-			} catch {
-				return "failed"; // The call asks again and reports it.
-			}
-		},
-	};
 }
 
 /** Connects one server; on failure everything started is closed and killed before rejecting. */
@@ -108,7 +77,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 			spawned.child = (transport as unknown as { _process?: ChildProcess })._process;
 		};
 	}
-	const checks = outputChecks(new sdk.AjvJsonSchemaValidator());
+	const checks = outputChecks();
 	const client = new sdk.Client(
 		{ name: options.clientInfo.name, version: options.clientInfo.version },
 		{ capabilities: {}, versionNegotiation: negotiation(config), jsonSchemaValidator: checks },
@@ -123,6 +92,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		// Read before closing: how the server ended by itself, not by our kill.
 		const exit = spawned.child ? { code: spawned.child.exitCode, signal: spawned.child.signalCode } : undefined;
 		closing.value = true;
+		checks.close();
 		await client.close().catch(() => undefined);
 		if (config.transport === "stdio") await killAll(wrapper ? spawned.pid : undefined, owner);
 		const mapped = await options.mapError(error);
@@ -141,6 +111,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	};
 	client.onclose = () => {
 		if (live.closing.value) return;
+		checks.close();
 		options.onClose(live, exitOf(spawned.child));
 		void killAll(live.pgid, live.owner);
 	};
@@ -168,6 +139,7 @@ function exitOf(child: ChildProcess | undefined): Promise<Exit | undefined> {
 /** Closes on purpose: the client, then the process group and whatever carries the owner mark. */
 export async function closeLive(live: Live): Promise<void> {
 	live.closing.value = true;
+	live.outputChecks.close();
 	await live.client.close().catch(() => undefined);
 	await killAll(live.pgid, live.owner);
 }

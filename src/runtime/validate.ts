@@ -1,0 +1,209 @@
+/**
+ * Output-schema checks off Pi's thread (#39): a server's `outputSchema` is untrusted code for a regular
+ * expression engine and a schema compiler. A `pattern` such as `^(a+)+$` backtracks for minutes on thirty
+ * letters, and a synchronous check would hold Pi's event loop (no timeout fires, the TUI freezes). So the
+ * schema is compiled and each structured result checked in a worker thread, with the SDK's own Ajv engine
+ * (same dialects and formats), under a deadline: a worker that overruns it is terminated (that interrupts
+ * the regular expression) and the next request starts a fresh one. The SDK is given a check that accepts
+ * everything; `table.ts` awaits these instead, so the event loop is never held by a schema.
+ */
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/client";
+import type { OutputChecks } from "../contracts.ts";
+
+/** How long a compile may take when the early start prepares it (the call's own compile uses its timeout). */
+const PREPARE_LIMIT_MS = 5000;
+/** What a check may take at least and at most, whatever remains of the call's timeout. */
+const CHECK_FLOOR_MS = 1000;
+const CHECK_CEILING_MS = 10_000;
+/** Compiled checks a worker keeps (oldest dropped first), and the longest message it sends back. */
+const WORKER_HELD = 128;
+const MESSAGE_LIMIT = 1000;
+
+// CommonJS run by `new Worker(…, { eval: true })`: Pi loads TypeScript through its own loader, which a
+// worker thread does not have. `workerData.ajv` is the SDK's Ajv validator module, resolved here.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { AjvJsonSchemaValidator } = require(workerData.ajv);
+const engine = new AjvJsonSchemaValidator();
+const held = new Map();
+const text = (error) => String(error instanceof Error ? error.message : error).slice(0, ${MESSAGE_LIMIT});
+function compiled(key, schema) {
+	const known = held.get(key);
+	if (known) return known;
+	const made = engine.getValidator(schema);
+	if (held.size >= ${WORKER_HELD}) held.delete(held.keys().next().value);
+	held.set(key, made);
+	return made;
+}
+function validator(key, schema) {
+	try {
+		return { validate: compiled(key, schema) };
+	} catch (error) {
+		return { message: text(error) };
+	}
+}
+function answer({ key, schema, check, value }) {
+	const { validate, message } = validator(key, schema);
+	if (!validate) return { outcome: "invalid-schema", message };
+	if (!check) return { outcome: "ok" };
+	try {
+		const result = validate(value);
+		return result.valid ? { outcome: "ok" } : { outcome: "mismatch", message: text(result.errorMessage) };
+	} catch (error) {
+		return { outcome: "failed", message: text(error) };
+	}
+}
+parentPort.on("message", (request) => parentPort.postMessage({ id: request.id, ...answer(request) }));
+`;
+
+type Outcome = Readonly<{
+	outcome: "ok" | "invalid-schema" | "mismatch" | "failed" | "late";
+	message?: string;
+}>;
+type Request = Readonly<{ id: number; key: number; schema: JsonSchemaType; check: boolean; value?: unknown }>;
+type Pending = Readonly<{ request: Request; settle: (outcome: Outcome) => void; timer: NodeJS.Timeout }>;
+
+/** The check's time: what remains of the call's timeout, within the floor and the ceiling. */
+export function checkBudget(timeoutMs: number, elapsedMs: number): number {
+	return Math.min(CHECK_CEILING_MS, Math.max(CHECK_FLOOR_MS, timeoutMs - elapsedMs));
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+/** One worker thread, started on the first request and replaced after one overran its deadline. */
+class SchemaWorker {
+	#worker: Worker | undefined;
+	#next = 0;
+	readonly #pending = new Map<number, Pending>();
+	readonly #keys = new WeakMap<JsonSchemaType, number>();
+	#closed = false;
+
+	run(schema: JsonSchemaType, withinMs: number, check: boolean, value?: unknown): Promise<Outcome> {
+		if (this.#closed) return Promise.resolve({ outcome: "failed", message: "the connection closed" });
+		const key = this.#keys.get(schema) ?? this.#next++;
+		this.#keys.set(schema, key);
+		const request: Request = { id: this.#next++, key, schema, check, value };
+		return new Promise<Outcome>((resolve) => {
+			const timer = setTimeout(() => this.#overran(request.id), withinMs);
+			this.#pending.set(request.id, { request, settle: resolve, timer });
+			this.#post(request);
+		});
+	}
+
+	close(): void {
+		this.#closed = true;
+		this.#stop();
+		for (const id of [...this.#pending.keys()]) this.#settle(id, { outcome: "failed", message: "the connection closed" });
+	}
+
+	#post(request: Request): void {
+		try {
+			this.#started().postMessage(request);
+		} catch (error) {
+			this.#settle(request.id, { outcome: "failed", message: error instanceof Error ? error.message : String(error) });
+		}
+	}
+
+	#started(): Worker {
+		if (this.#worker) return this.#worker;
+		const ajv = createRequire(import.meta.url).resolve("@modelcontextprotocol/client/validators/ajv");
+		// Bounded memory: a schema or result built to exhaust it ends the worker, not Pi.
+		const worker = new Worker(WORKER_SOURCE, {
+			eval: true,
+			workerData: { ajv },
+			resourceLimits: { maxOldGenerationSizeMb: 128 },
+			stdout: true,
+			stderr: true,
+		});
+		worker.unref(); // The deadline timers keep the process alive while a request waits.
+		// Ajv's warnings would draw over Pi's TUI: what the worker prints is read and dropped.
+		worker.stdout.resume();
+		worker.stderr.resume();
+		worker.on("message", (reply: Outcome & { id: number }) => this.#settle(reply.id, reply));
+		const lost = (error?: unknown) => {
+			if (this.#worker !== worker) return;
+			this.#worker = undefined;
+			const message = error instanceof Error ? error.message : "the checking thread stopped";
+			for (const id of [...this.#pending.keys()]) this.#settle(id, { outcome: "failed", message });
+		};
+		worker.on("error", lost);
+		worker.on("exit", () => lost());
+		this.#worker = worker;
+		return worker;
+	}
+
+	#settle(id: number, outcome: Outcome): void {
+		const pending = this.#pending.get(id);
+		if (!pending) return;
+		this.#pending.delete(id);
+		clearTimeout(pending.timer);
+		pending.settle({ outcome: outcome.outcome, message: outcome.message?.slice(0, MESSAGE_LIMIT) });
+	}
+
+	/** The request overran: end the worker (that stops it mid-match) and resend the others to a new one. */
+	#overran(id: number): void {
+		this.#settle(id, { outcome: "late" });
+		this.#stop();
+		for (const pending of this.#pending.values()) this.#post(pending.request);
+	}
+
+	#stop(): void {
+		const worker = this.#worker;
+		this.#worker = undefined;
+		if (worker) void worker.terminate().catch(() => undefined);
+	}
+}
+
+const accept = <T>(input: unknown) => ({ valid: true as const, data: input as T, errorMessage: undefined });
+
+/**
+ * A connection's output checks: the SDK's validator slot gets `accept` (its synchronous check would run on
+ * Pi's thread); `compile` and `check` run in the worker and throw what the call reports. Compiles are held
+ * per schema object (a new listing brings new objects), which lets the early start compile the one a
+ * streamed call names while the model is still writing it.
+ */
+export function outputChecks(): OutputChecks {
+	const worker = new SchemaWorker();
+	const compiles = new WeakMap<JsonSchemaType, Promise<Outcome>>();
+	const compiled = (schema: JsonSchemaType, withinMs: number): Promise<Outcome> => {
+		const known = compiles.get(schema);
+		if (known) return known;
+		const made = worker.run(schema, withinMs, false);
+		compiles.set(schema, made);
+		// A worker lost to another request's fault says nothing about this schema: the next ask tries again.
+		void made.then(({ outcome }) => {
+			if (outcome === "failed" && compiles.get(schema) === made) compiles.delete(schema);
+		});
+		return made;
+	};
+	return {
+		getValidator: <T>(_schema: JsonSchemaType): JsonSchemaValidator<T> => accept<T>,
+		async prepare(schema) {
+			if (compiles.has(schema)) return "held";
+			return (await compiled(schema, PREPARE_LIMIT_MS)).outcome === "ok" ? "compiled" : "failed";
+		},
+		async compile(schema, withinMs) {
+			const { outcome, message } = await compiled(schema, withinMs);
+			if (outcome === "invalid-schema") throw new Error(`its output schema is invalid: ${message}`);
+			if (outcome === "late") {
+				throw new Error(
+					`its output schema could not be compiled within ${seconds(withinMs)} (too costly); the tool was not called`,
+				);
+			}
+			if (outcome !== "ok") throw new Error(`its output schema could not be compiled: ${message}`);
+		},
+		async check(schema, value, withinMs) {
+			const { outcome, message } = await worker.run(schema, withinMs, true, value);
+			if (outcome === "mismatch") throw new Error(`structured content does not match the tool's output schema: ${message}`);
+			if (outcome === "late") {
+				throw new Error(
+					`its structured result could not be checked against its output schema within ${seconds(withinMs)} (the schema is too costly to check), so the result was not used`,
+				);
+			}
+			if (outcome !== "ok") throw new Error(`its structured result could not be checked: ${message}`);
+		},
+		close: () => worker.close(),
+	};
+}

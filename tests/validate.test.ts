@@ -1,0 +1,114 @@
+/**
+ * Output schemas that are costly to check (#39, item 3): a server's `pattern` such as `^(a+)+$` with a result
+ * of forty letters backtracks for hours. The check runs off Pi's thread with a deadline: the event loop keeps
+ * turning, the call ends within its timeout and says the result could not be checked in time, naming the
+ * server and the tool; in the runtime, in `pi-mcp call --timeout 2`, and in a real Pi.
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
+import { FIXTURES, readWire } from "./helpers/servers.ts";
+import { openSession } from "./helpers/session.ts";
+
+const COSTLY = join(FIXTURES, "costly-schema.mjs");
+const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const LATE =
+	/tool "backtrack" on MCP server "costly" failed: its structured result could not be checked against its output schema within [\d.]+ s \(the schema is too costly to check\)/;
+
+const costly = (log: string) => ({
+	command: process.execPath,
+	args: [COSTLY],
+	env: { FIXTURE_LOG: log, ...(process.env.FIXTURE_LETTERS ? { FIXTURE_LETTERS: process.env.FIXTURE_LETTERS } : {}) },
+	protocolVersion: "legacy",
+	timeout: 2,
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+	for (const cleanup of cleanups) await cleanup();
+});
+
+async function sandboxWithCostly(): Promise<Sandbox> {
+	const sandbox = await makeSandbox();
+	cleanups.push(() => sandbox.cleanup());
+	const servers = { costly: costly(join(sandbox.root, "wire.log")) };
+	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	return sandbox;
+}
+
+describe("output schemas that are costly to check", () => {
+	test("the event loop keeps turning; the call ends with an error naming server and tool; other checks still run", async () => {
+		const logs = await mkdtemp(join(tmpdir(), "pi-mcp-validate-"));
+		cleanups.push(() => rm(logs, { recursive: true, force: true }));
+		const log = join(logs, "wire.log");
+		const { session, close } = await openSession({ costly: costly(log) }, "pi-mcp-validate-");
+		cleanups.push(close);
+		const ticks = { last: performance.now(), longest: 0 };
+		const timer = setInterval(() => {
+			const now = performance.now();
+			ticks.longest = Math.max(ticks.longest, now - ticks.last);
+			ticks.last = now;
+		}, 10);
+		try {
+			await assert.rejects(session.runtime.call("costly", "backtrack", {}), (error: Error) => {
+				assert.match(error.message, LATE);
+				return true;
+			});
+		} finally {
+			clearInterval(timer);
+		}
+		// A generous bound (checked in this thread, the match would hold it for hours): the schema never held the loop.
+		assert.ok(ticks.longest < 1000, `the event loop was held for ${Math.round(ticks.longest)} ms`);
+		// The overrun thread was replaced: the same pattern on a short result is checked as before.
+		const fine = await session.runtime.call("costly", "fine", {});
+		assert.deepEqual(fine.structuredContent, { word: "aaaa" });
+		// A schema that does not compile is refused before the server is asked.
+		await assert.rejects(
+			session.runtime.call("costly", "invalid", {}),
+			/tool "invalid" on MCP server "costly" failed: its output schema is invalid: Invalid regular expression/,
+		);
+		const calls = readWire(log).filter((line) => line.method === "tools/call");
+		assert.equal(calls.length, 2, "backtrack and fine reached the server, invalid did not");
+	});
+
+	test("pi-mcp call --timeout 2 ends with the error (exit 1)", async () => {
+		const sandbox = await sandboxWithCostly();
+		const child = spawn(process.execPath, [BIN, "call", "--timeout", "2", "costly", "backtrack", "{}"], {
+			cwd: sandbox.cwd,
+			env: { ...sandbox.env, TMPDIR: sandbox.root },
+			stdio: ["ignore", "pipe", "pipe"],
+		});
+		const err: Buffer[] = [];
+		child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+		child.stdout.resume();
+		const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+		const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+		clearTimeout(killer);
+		const stderr = Buffer.concat(err).toString("utf8");
+		assert.equal(code, 1, stderr);
+		assert.match(stderr, LATE);
+	});
+
+	test("in a real Pi the call reports it and the model answers", async () => {
+		const sandbox = await sandboxWithCostly();
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "use the costly server",
+			script: [
+				{ tool: "mcp", args: { action: "call", server: "costly", tool: "backtrack", args: {} } },
+				{ text: "FINAL {{last}}" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [result] = toolResults(run.events);
+		assert.equal(result?.isError, true);
+		assert.match(result?.text ?? "", LATE);
+	});
+});
