@@ -322,11 +322,12 @@ export function createAuth(options: AuthOptions): Auth {
 		notify: options.notify,
 		loadSdk,
 	});
-	const { store, login, load } = ctx;
+	const { login, load } = ctx;
 	// The sign-in runs the SDK with hostprovider.ts's provider; a refresh is a sign-in run that
 	// stops short of a link. Wired here so that neither imports a module of its own floor.
 	const { runAuth } = createSignIn(ctx, (work, begin) => hostProvider(ctx, work, begin));
-	const parts: Parts = { ctx, runAuth, refresh: createRefresh(ctx, runAuth, options).refresh };
+	const refreshes = createRefresh(ctx, runAuth, options);
+	const parts: Parts = { ctx, runAuth, refresh: refreshes.refresh };
 
 	return {
 		async prepare(config, signal) {
@@ -358,11 +359,16 @@ export function createAuth(options: AuthOptions): Auth {
 
 		async logout(config) {
 			const account = recordAccount(config);
-			const pending = ctx.get(account).flow;
-			if (pending) login.cancel(pending.state);
-			ctx.set(account, { loaded: false, record: undefined, flow: undefined, machine: undefined, signing: undefined });
+			const forget = () => {
+				const pending = ctx.get(account).flow;
+				if (pending) login.cancel(pending.state);
+				ctx.set(account, { loaded: false, record: undefined, flow: undefined, machine: undefined, signing: undefined });
+			};
+			forget();
 			if (kind(config) !== "interactive") return false;
-			return store.delete(account);
+			const removed = await refreshes.remove(httpOf(config), account);
+			forget(); // What a refresh of this session stored while the removal waited for the lock.
+			return removed;
 		},
 
 		credentialState: (config) => credentialState(ctx, config),

@@ -1,5 +1,5 @@
 /**
- * Refreshes that never race. In this session one refresh per record at a time (concurrent callers
+ * Refreshes that never race (and a logout that waits for them). In this session one refresh per record at a time (concurrent callers
  * share the promise); across processes an exclusive lock file per record. Under the lock the
  * keyring record is read again: tokens another process rotated meanwhile are adopted instead of
  * redeeming a refresh token that is already spent (which makes the authorization server revoke
@@ -45,17 +45,17 @@ export function createRefresh(ctx: AuthContext, reauthorize: Reauthorize, option
 	});
 
 	/** The refresh lock was not obtained: who holds it, and what to do. */
-	function lockFailure(config: HttpServerConfig, error: unknown): Error {
+	function lockFailure(config: HttpServerConfig, error: unknown, logout = false): Error {
 		const name = config.name;
+		const [what, then] = logout
+			? ["the sign-in was not removed", "sign out again"]
+			: ["the sign-in was not refreshed", `run /mcp reconnect ${name}`];
 		const reason = !(error instanceof LockBusy)
 			? `the refresh lock could not be taken (${errorText(error)}); the lock directory must be a directory of this user`
 			: error.holder && error.alive !== false
 				? `another process held the refresh lock for more than ${Math.round(lockTimeoutMs / 1000)} s: ${error.message}. If that process is stuck, resume or end it`
 				: `the refresh lock was not released: ${error.message}. If no pi process is refreshing this sign-in, remove ${error.path}`;
-		return new SetupFailed(
-			name,
-			clean(config, `MCP server "${name}": the sign-in was not refreshed: ${reason}; then run /mcp reconnect ${name}.`),
-		);
+		return new SetupFailed(name, clean(config, `MCP server "${name}": ${what}: ${reason}; then ${then}.`));
 	}
 
 	/**
@@ -75,6 +75,26 @@ export function createRefresh(ctx: AuthContext, reauthorize: Reauthorize, option
 		return started;
 	}
 
+	/** Runs `work` holding the record's lock (for a `logout`, a lock not taken says the sign-in stays). */
+	async function underLock<T>(
+		config: HttpServerConfig,
+		account: string,
+		bounds: Readonly<{ signal?: AbortSignal; logout?: boolean }>,
+		work: () => Promise<T>,
+	): Promise<T> {
+		const { signal, logout } = bounds;
+		const failure = (error: unknown) => lockFailure(config, error, logout);
+		const path = join(await lockDir().catch((error: unknown) => Promise.reject(failure(error))), `${account}.lock`);
+		const lock = await acquireLock(path, { timeoutMs: lockTimeoutMs, signal }).catch((error: unknown) =>
+			Promise.reject(signal?.aborted ? error : failure(error)),
+		);
+		try {
+			return await work();
+		} finally {
+			await lock.release();
+		}
+	}
+
 	async function refreshUnderLock(
 		config: HttpServerConfig,
 		account: string,
@@ -83,20 +103,23 @@ export function createRefresh(ctx: AuthContext, reauthorize: Reauthorize, option
 	): Promise<void> {
 		// Rotated by another process already: no need to wait for the lock.
 		if (rotated(await load(account, signal), seen, now())) return;
-		const path = join(await lockDir().catch((error: unknown) => Promise.reject(lockFailure(config, error))), `${account}.lock`);
-		const lock = await acquireLock(path, { timeoutMs: lockTimeoutMs, signal }).catch((error: unknown) =>
-			Promise.reject(signal.aborted ? error : lockFailure(config, error)),
-		);
-		try {
+		await underLock(config, account, { signal }, async () => {
 			// The previous holder may have rotated the tokens while this process waited: its refresh
-			// token is then spent, and redeeming it again would revoke the grant.
+			// token is then spent, and redeeming it again would revoke the grant. A record it removed
+			// (a logout) has no refresh token left: the run below ends at a link and writes nothing.
 			if (rotated(await load(account, signal), seen, now())) return;
 			const link = await reauthorize(config, account, { reason: "expired", signal });
 			if (link) throw link;
-		} finally {
-			await lock.release();
-		}
+		});
 	}
 
-	return { refresh };
+	/**
+	 * Removes the record under its lock (#39): a refresh in flight finishes first, and none can write
+	 * after the removal (the next one re-reads the record under the lock and finds none).
+	 */
+	function remove(config: HttpServerConfig, account: string): Promise<boolean> {
+		return underLock(config, account, { logout: true }, () => ctx.store.delete(account));
+	}
+
+	return { refresh, remove };
 }
