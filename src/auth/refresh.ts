@@ -1,9 +1,9 @@
 /**
- * Refreshes that never race (and a logout that waits for them). In this session one refresh per record at a time (concurrent callers
+ * Refreshes that never race. In this session one refresh per record at a time (concurrent callers
  * share the promise); across processes an exclusive lock file per record. Under the lock the
  * keyring record is read again: tokens another process rotated meanwhile are adopted instead of
  * redeeming a refresh token that is already spent (which makes the authorization server revoke
- * the whole grant).
+ * the whole grant). A logout removes the record under the same lock.
  */
 import { join } from "node:path";
 import { once } from "../async.ts";
