@@ -36,6 +36,13 @@ function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: s
 	return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
 }
 
+/**
+ * The fetch under the HTTP transport never follows a redirect (#39): the SDK follows one itself only
+ * within the origin, through this again (so each hop gets its own DPoP proof), and fails on any other,
+ * naming where it pointed. Credentials, headers and proofs never reach another origin, whatever its default.
+ */
+const unredirected = (url: string | URL, init?: RequestInit) => fetch(url, { ...init, redirect: "manual" });
+
 /** Connects one server; on failure everything started is closed and killed before rejecting. */
 export async function openServer(config: ServerConfig, options: OpenOptions): Promise<Live> {
 	const { signal, tail } = options;
@@ -48,7 +55,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	// The transport gets only the narrow provider; for DPoP-bound tokens its fetch adds each request's proof.
 	const narrow = auth && {
 		authProvider: { token: () => auth.token(), onUnauthorized: auth.onUnauthorized?.bind(auth) },
-		...(auth.fetch ? { fetch: auth.fetch(fetch) } : {}),
+		...(auth.fetch ? { fetch: auth.fetch(unredirected) } : {}),
 	};
 	const transport =
 		config.transport === "stdio"
@@ -61,6 +68,8 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 				})
 			: new sdk.StreamableHTTPClientTransport(new URL(config.url), {
 					requestInit: { headers: { ...config.headers } },
+					redirectPolicy: "same-origin",
+					fetch: unredirected,
 					...narrow,
 				});
 	const spawned: { pid?: number; child?: ChildProcess } = {};
