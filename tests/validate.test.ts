@@ -10,6 +10,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { outputChecks } from "../src/runtime/validate.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES, readWire } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";
@@ -74,6 +75,23 @@ describe("output schemas that are costly to check", () => {
 		);
 		const calls = readWire(log).filter((line) => line.method === "tools/call");
 		assert.equal(calls.length, 2, "backtrack and fine reached the server, invalid did not");
+	});
+
+	test("a schema too costly to compile is bounded too; the next one compiles on a fresh thread", async () => {
+		const checks = outputChecks();
+		try {
+			// Ajv takes seconds for a few thousand patterned properties (a listing of ~600 KB).
+			const properties = Object.fromEntries(
+				Array.from({ length: 10_000 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$`, minLength: 1 }]),
+			);
+			await assert.rejects(
+				checks.compile({ type: "object", properties }, 1000),
+				/^Error: its output schema could not be compiled within 1 s \(too costly\); the tool was not called$/,
+			);
+			assert.equal(await checks.prepare({ type: "object" }), "compiled");
+		} finally {
+			checks.close();
+		}
 	});
 
 	test("pi-mcp call --timeout 2 ends with the error (exit 1)", async () => {

@@ -342,7 +342,7 @@ export async function callTool(
 	const schema = tool.outputSchema;
 	const begun = performance.now();
 	try {
-		if (schema) await awaitWith(live.outputChecks.compile(schema, timeout), signal, () => signal?.reason);
+		if (schema) await awaitWith(live.outputChecks.compile(schema, checkBudget(timeout, 0)), signal, () => signal?.reason);
 		const result = (await live.client.callTool(
 			{ name: toolName, arguments: args },
 			{
