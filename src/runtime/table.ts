@@ -15,7 +15,7 @@ import { loadSdk } from "../sdk.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
 import { closeLive, openServer } from "./open.ts";
 import { TailBuffer } from "./stderr-tail.ts";
-import { checkBudget } from "./validate.ts";
+import { checkedCall } from "./validate.ts";
 import { nextIndex, type ToolIndex } from "./visible-tools.ts";
 
 export type Connection =
@@ -338,12 +338,9 @@ export async function callTool(
 	const timeout = configOf(t, name).requestTimeoutMs;
 	// The caller's signal goes straight through (AbortSignal.any costs ~9 µs a call); shutdown closes
 	// every client, which rejects calls in flight, and callError names the session's end.
-	// Output checks run off Pi's thread within what remains of the timeout (#39): `validate.ts`.
-	const schema = tool.outputSchema;
-	const begun = performance.now();
-	try {
-		if (schema) await awaitWith(live.outputChecks.compile(schema, checkBudget(timeout, 0)), signal, () => signal?.reason);
-		const result = (await live.client.callTool(
+	// Structured results are checked off Pi's thread, within the call's timeout (#39).
+	const call = () =>
+		live.client.callTool(
 			{ name: toolName, arguments: args },
 			{
 				signal,
@@ -358,12 +355,9 @@ export async function callTool(
 						}
 					: {}),
 			},
-		)) as CallToolResult;
-		if (schema && result.structuredContent !== undefined && !result.isError) {
-			const within = checkBudget(timeout, performance.now() - begun);
-			await awaitWith(live.outputChecks.check(schema, result.structuredContent, within), signal, () => signal?.reason);
-		}
-		return result;
+		) as Promise<CallToolResult>;
+	try {
+		return await checkedCall(live.outputChecks, tool.outputSchema, { timeoutMs: timeout, signal }, call);
 	} catch (error) {
 		throw await callError(t, name, error, signal, toolName);
 	}

@@ -5,11 +5,12 @@
  * schema is compiled and each structured result checked in a worker thread, with the SDK's own Ajv engine
  * (same dialects and formats), under a deadline: a worker that overruns it is terminated (that interrupts
  * the regular expression) and the next request starts a fresh one. The SDK is given a check that accepts
- * everything; `table.ts` awaits these instead, so the event loop is never held by a schema.
+ * everything; the call awaits these instead (`checkedCall`), so the event loop is never held by a schema.
  */
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
-import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/client";
+import type { CallToolResult, JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/client";
+import { awaitWith } from "../async.ts";
 import type { OutputChecks } from "../contracts.ts";
 
 /** How long a compile may take when the early start prepares it (the call's own compile uses its timeout). */
@@ -66,8 +67,30 @@ type Request = Readonly<{ id: number; key: number; schema: JsonSchemaType; check
 type Pending = Readonly<{ request: Request; settle: (outcome: Outcome) => void; timer: NodeJS.Timeout }>;
 
 /** The check's time: what remains of the call's timeout, within the floor and the ceiling. */
-export function checkBudget(timeoutMs: number, elapsedMs: number): number {
-	return Math.min(CHECK_CEILING_MS, Math.max(CHECK_FLOOR_MS, timeoutMs - elapsedMs));
+const checkBudget = (timeoutMs: number, elapsedMs: number) =>
+	Math.min(CHECK_CEILING_MS, Math.max(CHECK_FLOOR_MS, timeoutMs - elapsedMs));
+
+/**
+ * `call` with its structured result checked against `schema` (when the tool has one), off Pi's thread: the
+ * schema compiled first (one that does not compile refuses the call before it is sent, as the SDK did),
+ * then the result within what remains of `timeoutMs`. Throws what the call reports.
+ */
+export async function checkedCall(
+	checks: OutputChecks,
+	schema: JsonSchemaType | undefined,
+	bounds: Readonly<{ timeoutMs: number; signal?: AbortSignal }>,
+	call: () => Promise<CallToolResult>,
+): Promise<CallToolResult> {
+	if (!schema) return call();
+	const { timeoutMs, signal } = bounds;
+	const begun = performance.now();
+	const waited = (step: Promise<void>) => awaitWith(step, signal, () => signal?.reason);
+	await waited(checks.compile(schema, checkBudget(timeoutMs, 0)));
+	const result = await call();
+	if (result.structuredContent !== undefined && !result.isError) {
+		await waited(checks.check(schema, result.structuredContent, checkBudget(timeoutMs, performance.now() - begun)));
+	}
+	return result;
 }
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
