@@ -13,7 +13,7 @@ import type { CallToolResult, JsonSchemaType, JsonSchemaValidator } from "@model
 import { awaitWith } from "../async.ts";
 import type { OutputChecks } from "../contracts.ts";
 
-/** How long a compile may take when the early start prepares it (the call's own compile uses its timeout). */
+/** How long a compile may take when the early start prepares it (a call's own: as long as a check). */
 const PREPARE_LIMIT_MS = 5000;
 /** What a check may take at least and at most, whatever remains of the call's timeout. */
 const CHECK_FLOOR_MS = 1000;
@@ -62,9 +62,11 @@ parentPort.on("message", (request) => parentPort.postMessage({ id: request.id, .
 type Outcome = Readonly<{
 	outcome: "ok" | "invalid-schema" | "mismatch" | "failed" | "late";
 	message?: string;
+	/** For "late": the deadline it overran. */
+	withinMs?: number;
 }>;
 type Request = Readonly<{ id: number; key: number; schema: JsonSchemaType; check: boolean; value?: unknown }>;
-type Pending = Readonly<{ request: Request; settle: (outcome: Outcome) => void; timer: NodeJS.Timeout }>;
+type Pending = Readonly<{ request: Request; withinMs: number; settle: (outcome: Outcome) => void; timer: NodeJS.Timeout }>;
 
 /** The check's time: what remains of the call's timeout, within the floor and the ceiling. */
 const checkBudget = (timeoutMs: number, elapsedMs: number) =>
@@ -110,7 +112,7 @@ class SchemaWorker {
 		const request: Request = { id: this.#next++, key, schema, check, value };
 		return new Promise<Outcome>((resolve) => {
 			const timer = setTimeout(() => this.#overran(request.id), withinMs);
-			this.#pending.set(request.id, { request, settle: resolve, timer });
+			this.#pending.set(request.id, { request, withinMs, settle: resolve, timer });
 			this.#post(request);
 		});
 	}
@@ -162,7 +164,7 @@ class SchemaWorker {
 		if (!pending) return;
 		this.#pending.delete(id);
 		clearTimeout(pending.timer);
-		pending.settle({ outcome: outcome.outcome, message: outcome.message?.slice(0, MESSAGE_LIMIT) });
+		pending.settle({ outcome: outcome.outcome, message: outcome.message?.slice(0, MESSAGE_LIMIT), withinMs: pending.withinMs });
 	}
 
 	/** The request overran: end the worker (that stops it mid-match) and resend the others to a new one. */
@@ -208,12 +210,11 @@ export function outputChecks(): OutputChecks {
 			return (await compiled(schema, PREPARE_LIMIT_MS)).outcome === "ok" ? "compiled" : "failed";
 		},
 		async compile(schema, withinMs) {
-			const { outcome, message } = await compiled(schema, withinMs);
+			// A compile the early start began is awaited with its own deadline.
+			const { outcome, message, withinMs: bound = withinMs } = await compiled(schema, withinMs);
 			if (outcome === "invalid-schema") throw new Error(`its output schema is invalid: ${message}`);
 			if (outcome === "late") {
-				throw new Error(
-					`its output schema could not be compiled within ${seconds(withinMs)} (too costly); the tool was not called`,
-				);
+				throw new Error(`its output schema could not be compiled within ${seconds(bound)} (too costly); the tool was not called`);
 			}
 			if (outcome !== "ok") throw new Error(`its output schema could not be compiled: ${message}`);
 		},
