@@ -17,6 +17,7 @@ import { createAuth } from "../src/auth.ts";
 import { loadConfig } from "../src/config.ts";
 import { createLoginService } from "../src/login/receiver.ts";
 import { createRuntime } from "../src/runtime.ts";
+import { startHttpFixture } from "./helpers/servers.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -90,5 +91,51 @@ describe("redirects of MCP requests", () => {
 		assert.ok(carried((headers) => headers.authorization === "DPoP dpop-secret-9012" && typeof headers.dpop === "string"));
 		assert.ok(carried((headers) => headers["x-api-key"] === "header-secret-5678"));
 		assert.deepEqual(arrived, [], "nothing reached the other origin");
+	});
+
+	test("a redirect within the origin is still followed (each hop with its own request), and the server works", async () => {
+		const upstream = await startHttpFixture();
+		cleanups.push(() => upstream.stop());
+		const hops: string[] = [];
+		// In front of the fixture: /old answers 307 to /mcp on the same origin, which is passed to the fixture.
+		const front = await listen(async (request, response) => {
+			hops.push(`${request.method} ${request.url} ${request.headers.authorization ?? "-"}`);
+			if (request.url?.startsWith("/old")) {
+				request.resume();
+				response.writeHead(307, { location: "/mcp" }).end();
+				return;
+			}
+			const body = Buffer.concat(await request.toArray());
+			const headers = Object.entries(request.headers).filter(
+				(entry): entry is [string, string] =>
+					typeof entry[1] === "string" && !["host", "connection", "content-length"].includes(entry[0]),
+			);
+			const answer = await fetch(upstream.url, { method: request.method, headers, body: body.length > 0 ? body : undefined });
+			const kept = [...answer.headers].filter(
+				([key]) => !["content-encoding", "content-length", "transfer-encoding"].includes(key),
+			);
+			response.writeHead(answer.status, Object.fromEntries(kept));
+			for await (const chunk of answer.body ?? []) response.write(chunk);
+			response.end();
+		});
+		cleanups.push(async () => front.server.closeAllConnections());
+		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-redirect-"));
+		cleanups.push(() => rm(dir, { recursive: true, force: true }));
+		const servers = { moved: { url: `${front.origin}/old`, bearerTokenEnv: "TOKEN", protocolVersion: "legacy" } };
+		await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+		const env = { ...process.env, TOKEN: "same-origin-token" };
+		const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env });
+		const login = createLoginService({});
+		const auth = createAuth({ env, store: memoryStore(), login, notify: () => undefined, lockDir: join(dir, "locks") });
+		const runtime = createRuntime({ servers: config.servers, env, clientInfo: { name: "t", version: "0" }, auth });
+		cleanups.push(async () => {
+			await runtime.dispose();
+			auth.dispose();
+			await login.dispose();
+		});
+		const result = await runtime.call("moved", "echo", { text: "moved" });
+		assert.equal((result.content[0] as { text?: string }).text, "[legacy] moved");
+		assert.ok(hops.includes("POST /old Bearer same-origin-token"), hops.join("\n"));
+		assert.ok(hops.includes("POST /mcp Bearer same-origin-token"), "the hop within the origin keeps the credentials");
 	});
 });
