@@ -1,0 +1,155 @@
+/**
+ * The file system side of an edit: where `mcp.json` really is (a symlink's target), reading it
+ * bounded, one edit at a time per file, and writing it so that no reader ever sees half a file and
+ * nothing but the file itself can change.
+ *
+ * - Reading opens first (O_NONBLOCK: a FIFO cannot hang the open) and judges the open file (fstat):
+ *   a regular file of at most `MAX_FILE_BYTES`, else refused.
+ * - Writing makes a temporary file beside the target with O_CREAT|O_EXCL|O_NOFOLLOW under a random
+ *   name (a link planted at any name is never written through), syncs it and renames it over the
+ *   target. A symlinked `mcp.json` (dotfiles) stays a link: its target is what gets replaced.
+ * - Edits of one file are serialised: in this process by a queue per file, across processes by the
+ *   credential store's lock file (`store.ts`: exclusive create, never broken by age, only taken
+ *   from a holder that is provably gone) at `<file>.lock`; each edit re-reads the file under it.
+ */
+import { randomBytes } from "node:crypto";
+import { constants, type Stats } from "node:fs";
+import { lstat, mkdir, open, readlink, realpath, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
+import { acquireLock, LockBusy } from "../store.ts";
+
+/** Why a file could not be read or written; the caller words it as an edit error. */
+export class FileRefused extends Error {}
+
+const errorCode = (error: unknown) => (error as { code?: unknown }).code;
+
+/** What a path is when it is not a regular file. */
+export function notAFile(info: Stats): string {
+	if (info.isDirectory()) return "is a directory, not a file";
+	if (info.isFIFO()) return "is a FIFO (named pipe), not a file";
+	if (info.isSocket()) return "is a socket, not a file";
+	return "is not a regular file";
+}
+
+/**
+ * The file's text, or undefined when it does not exist. Refused (`FileRefused`) when it is not a
+ * regular file or is larger than `maxBytes`; checked on the opened file, so a swap between a check
+ * and the read changes nothing.
+ */
+export async function readBounded(path: string, maxBytes: number): Promise<string | undefined> {
+	const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK).catch((error: unknown) => {
+		if (errorCode(error) === "ENOENT" || errorCode(error) === "ENOTDIR") return undefined;
+		throw new FileRefused(`${path}: cannot read (${String(errorCode(error) ?? (error as Error).message)})`);
+	});
+	if (!handle) return undefined;
+	try {
+		const info = await handle.stat();
+		if (!info.isFile()) throw new FileRefused(`${path} ${notAFile(info)}`);
+		if (info.size > maxBytes) throw new FileRefused(`${path} is larger than ${maxBytes} bytes`);
+		const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
+		const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+		if (bytesRead > maxBytes) throw new FileRefused(`${path} is larger than ${maxBytes} bytes`);
+		return buffer.subarray(0, bytesRead).toString("utf8");
+	} finally {
+		await handle.close();
+	}
+}
+
+/**
+ * The file an edit of `path` changes: `path` itself, or the file a symlink at `path` leads to
+ * (links followed, relative ones from the link's directory). A link to nowhere is refused: which
+ * file it meant to create is not ours to guess.
+ */
+export async function editTarget(path: string): Promise<string> {
+	const info = await lstat(path).catch(() => undefined);
+	if (!info?.isSymbolicLink()) return path;
+	return realpath(path).catch(async (error: unknown) => {
+		const to = await readlink(path).catch(() => "?");
+		throw new FileRefused(
+			`${path} is a symbolic link to ${resolve(dirname(path), to)}, which cannot be opened (${String(errorCode(error))}); nothing was changed`,
+		);
+	});
+}
+
+/** Writes `text` to `target` through an exclusive temporary file and a rename; the mode is kept (0600 when new). */
+export async function writeExclusive(target: string, text: string): Promise<void> {
+	const dir = dirname(target);
+	await mkdir(dir, { recursive: true });
+	const existing = await lstat(target).catch(() => undefined);
+	const mode = existing?.isFile() ? existing.mode & 0o777 : 0o600;
+	const temporary = join(dir, `.${basename(target)}.${randomBytes(12).toString("hex")}.tmp`);
+	const flags = constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_WRONLY;
+	const handle = await open(temporary, flags, mode);
+	try {
+		try {
+			await handle.writeFile(text);
+			await handle.chmod(mode); // the umask may have narrowed it
+			await handle.sync();
+		} finally {
+			await handle.close();
+		}
+		await rename(temporary, target);
+	} catch (error) {
+		await unlink(temporary).catch(() => undefined);
+		throw error;
+	}
+	// The rename is durable once the directory is synced; some file systems refuse to open one: best effort.
+	const directory = await open(dir, constants.O_RDONLY).catch(() => undefined);
+	await directory
+		?.sync()
+		.catch(() => undefined)
+		.finally(() => directory.close());
+}
+
+/** Per-file queues of this process: each edit starts when the one before it on that file has ended. */
+class EditQueue {
+	readonly #tails = new Map<string, Promise<unknown>>();
+
+	run<T>(key: string, work: () => Promise<T>): Promise<T> {
+		const before = this.#tails.get(key) ?? Promise.resolve();
+		const next = before.then(work, work);
+		const tail = next.catch(() => undefined);
+		this.#tails.set(key, tail);
+		// Forgotten when idle: the map holds only files being edited now.
+		void tail.then(() => {
+			if (this.#tails.get(key) === tail) this.#tails.delete(key);
+		});
+		return next;
+	}
+}
+
+const queue = new EditQueue();
+
+export type LockWait = Readonly<{
+	signal?: AbortSignal;
+	/** Told once when another process holds the file's lock and this edit waits for it. */
+	onWait?: (message: string) => void;
+	timeoutMs?: number;
+}>;
+
+/**
+ * Runs `work` (which re-reads and writes `target`) alone: after this process's earlier edits of it,
+ * and holding `<target>.lock` across processes. Something other than a lock file at that name (a
+ * planted link, a directory) is refused rather than waited on.
+ */
+export function exclusiveEdit<T>(target: string, work: () => Promise<T>, wait: LockWait = {}): Promise<T> {
+	return queue.run(target, async () => {
+		const lockPath = `${target}.lock`;
+		const planted = await lstat(lockPath).catch(() => undefined);
+		if (planted && !planted.isFile()) {
+			throw new FileRefused(`${lockPath} ${notAFile(planted)} (not a lock pi-mcp made); remove it; nothing was changed`);
+		}
+		await mkdir(dirname(target), { recursive: true });
+		const lock = await acquireLock(lockPath, { timeoutMs: 0, signal: wait.signal }).catch(async (error: unknown) => {
+			if (!(error instanceof LockBusy)) throw error;
+			wait.onWait?.(`waiting for another edit of ${target} (pid ${error.holder?.pid ?? "unknown"} holds ${lockPath})`);
+			return acquireLock(lockPath, { timeoutMs: wait.timeoutMs ?? 30_000, signal: wait.signal });
+		});
+		try {
+			wait.signal?.throwIfAborted();
+			return await work();
+		} finally {
+			await lock.release();
+		}
+	});
+}
