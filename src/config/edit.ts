@@ -62,7 +62,8 @@ export type EditOptions = LockWait;
 /** A refusal of the file system layer as an edit error. */
 async function refusing<T>(work: Promise<T>): Promise<T> {
 	return work.catch((error: unknown) => {
-		if (error instanceof FileRefused) throw new EditError(`${error.message.replace(/; nothing was changed$/, "")}; nothing was changed`, "invalid-file");
+		if (error instanceof FileRefused)
+			throw new EditError(`${error.message.replace(/; nothing was changed$/, "")}; nothing was changed`, "invalid-file");
 		throw error;
 	});
 }
@@ -174,9 +175,9 @@ function checkName(name: string): void {
 	}
 }
 
-/** Names in both files, for "did you mean". */
-async function knownNames(place: Place): Promise<readonly string[]> {
-	const read = await Promise.all((["user", "project"] as const).map((scope) => readForEdit(place, scope).catch(() => undefined)));
+/** Names in the files searched, for "did you mean". */
+async function knownNames(place: Place, scopes: readonly Scope[]): Promise<readonly string[]> {
+	const read = await Promise.all(scopes.map((scope) => readForEdit(place, scope).catch(() => undefined)));
 	return [...new Set(read.flatMap((file) => Object.keys(file?.servers ?? {})))];
 }
 
@@ -240,8 +241,8 @@ export async function findDefiningFile(place: Place, name: string, scope?: Scope
 		);
 	}
 	const where = scope ? `the ${scope} file ${pathOf(place, scope)}` : `${pathOf(place, "user")} or ${pathOf(place, "project")}`;
-	const close = closeMatches(name, await knownNames(place));
-	const hint = close.length > 0 ? `; did you mean ${close.map((each) => `"${each}"`).join(" or ")}?` : "";
+	const close = closeMatches(name, await knownNames(place, scopes));
+	const hint = close.length > 0 ? `; did you mean ${close.map((each) => `"${escapeName(each)}"`).join(" or ")}?` : "";
 	throw new EditError(`no server "${escapeName(name)}" in ${where}${hint}`, "unknown");
 }
 

@@ -79,7 +79,9 @@ export function runsText(entry: unknown): string {
 	if (!isObject(masked)) return "nothing (not an object)";
 	if (typeof masked.url === "string") return masked.url;
 	const args = Array.isArray(masked.args) ? masked.args.map(String) : [];
-	return [String(masked.command ?? "(no command)"), ...args].map((word) => (/[\s"']/.test(word) ? JSON.stringify(word) : word)).join(" ");
+	return [String(masked.command ?? "(no command)"), ...args]
+		.map((word) => (/[\s"']/.test(word) ? JSON.stringify(word) : word))
+		.join(" ");
 }
 
 const variableOf = (name: string) => name.toUpperCase().replace(/[^A-Z0-9_]/g, "_") || "SECRET";

@@ -61,7 +61,11 @@ function memberEdit(text: string, node: Node, key: string, value: unknown, layou
 	}
 	const outer = lineIndent(text, node.offset);
 	const inner = `${outer}${layout.unit}`;
-	return { offset: node.offset + 1, length: node.length - 2, content: `${layout.eol}${inner}${written(inner)}${layout.eol}${outer}` };
+	return {
+		offset: node.offset + 1,
+		length: node.length - 2,
+		content: `${layout.eol}${inner}${written(inner)}${layout.eol}${outer}`,
+	};
 }
 
 /**

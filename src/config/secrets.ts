@@ -107,7 +107,8 @@ export function secretArguments(args: readonly string[]): readonly ArgumentSecre
 		if (MAYBE_SECRET.test(name) && isSecretName(name)) {
 			const next = args[index + 1];
 			if (assigned && value !== "") found.push({ index, value, name });
-			else if (!assigned && arg.startsWith("-") && next !== undefined && next !== "") found.push({ index: index + 1, value: next, name });
+			else if (!assigned && arg.startsWith("-") && next !== undefined && next !== "")
+				found.push({ index: index + 1, value: next, name });
 		}
 		if (value.includes("://")) for (const secret of urlSecrets(value)) found.push({ index, value: secret });
 	});
