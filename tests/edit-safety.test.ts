@@ -297,7 +297,6 @@ describe("what edits print and keep", () => {
 			assert.match(report.imported[0].warnings.join("\n"), /args\[1\] holds a literal value/);
 			assert.deepEqual(report.skipped[0], {
 				name: "bad",
-				runs: undefined,
 				skipped: 'field "headers.K" uses a variable form pi-mcp cannot read',
 			});
 		});

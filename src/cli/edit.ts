@@ -24,6 +24,7 @@ import {
 import { loadConfig } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
+import { acquireLock } from "../store.ts";
 import { type Flags, UsageError } from "./args.ts";
 import { agentDirOf, type CliIo, EXIT } from "./context.ts";
 import { HELP } from "./help.ts";
@@ -45,9 +46,9 @@ export function placeOf(io: CliIo): Place {
 
 const fileName = (change: Pick<Change, "scope" | "path">) => `the ${change.scope} file ${change.path}`;
 
-/** How the shell's edits wait: stopped by Ctrl+C or SIGTERM, and saying so when another edit holds the file. */
+/** How the shell's edits wait: under the cross-process lock, stopped by Ctrl+C or SIGTERM, saying so when another edit holds the file. */
 export function waitingOf(io: CliIo, signal: AbortSignal): EditOptions {
-	return { signal, onWait: (message) => io.err(`pi-mcp: ${escapeName(message)}\n`) };
+	return { lock: acquireLock, signal, onWait: (message) => io.err(`pi-mcp: ${escapeName(message)}\n`) };
 }
 
 /**

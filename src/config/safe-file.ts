@@ -9,14 +9,15 @@
  *   name (a link planted at any name is never written through), syncs it and renames it over the
  *   target. A symlinked `mcp.json` (dotfiles) stays a link: its target is what gets replaced.
  * - Edits of one file are serialised: in this process by a queue per file, across processes by the
- *   credential store's lock file (`store.ts`: exclusive create, never broken by age, only taken
- *   from a holder that is provably gone) at `<file>.lock`; each edit re-reads the file under it.
+ *   lock the caller passes (`LockWait.lock`: the shell and the extension pass the credential store's
+ *   `acquireLock`, an exclusive lock file never broken by age, only taken from a holder that is
+ *   provably gone; config/ may not import it, its floor is below store's chain) at `<file>.lock`;
+ *   each edit re-reads the file under it.
  */
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { acquireLock, LockBusy } from "../store.ts";
 
 /** Why a file could not be read or written; the caller words it as an edit error. */
 export class FileRefused extends Error {}
@@ -120,7 +121,15 @@ class EditQueue {
 
 const queue = new EditQueue();
 
+/** A cross-process lock such as `store.ts`'s `acquireLock`: rejects with a `LockBusy` (by name) at its deadline. */
+export type CrossProcessLock = (
+	path: string,
+	options: Readonly<{ timeoutMs?: number; signal?: AbortSignal }>,
+) => Promise<Readonly<{ release: () => Promise<void> }>>;
+
 export type LockWait = Readonly<{
+	/** Serialises edits across processes; without it, only this process's edits are. */
+	lock?: CrossProcessLock;
 	signal?: AbortSignal;
 	/** Told once when another process holds the file's lock and this edit waits for it. */
 	onWait?: (message: string) => void;
@@ -140,16 +149,20 @@ export function exclusiveEdit<T>(target: string, work: () => Promise<T>, wait: L
 			throw new FileRefused(`${lockPath} ${notAFile(planted)} (not a lock pi-mcp made); remove it; nothing was changed`);
 		}
 		await mkdir(dirname(target), { recursive: true });
-		const lock = await acquireLock(lockPath, { timeoutMs: 0, signal: wait.signal }).catch(async (error: unknown) => {
-			if (!(error instanceof LockBusy)) throw error;
-			wait.onWait?.(`waiting for another edit of ${target} (pid ${error.holder?.pid ?? "unknown"} holds ${lockPath})`);
-			return acquireLock(lockPath, { timeoutMs: wait.timeoutMs ?? 30_000, signal: wait.signal });
-		});
+		const acquire = wait.lock;
+		const lock = !acquire
+			? undefined
+			: await acquire(lockPath, { timeoutMs: 0, signal: wait.signal }).catch((error: unknown) => {
+					const busy = error as { name?: unknown; holder?: { pid?: number } };
+					if (busy.name !== "LockBusy") throw error;
+					wait.onWait?.(`waiting for another edit of ${target} (pid ${busy.holder?.pid ?? "unknown"} holds ${lockPath})`);
+					return acquire(lockPath, { timeoutMs: wait.timeoutMs ?? 30_000, signal: wait.signal });
+				});
 		try {
 			wait.signal?.throwIfAborted();
 			return await work();
 		} finally {
-			await lock.release();
+			await lock?.release();
 		}
 	});
 }
