@@ -75,7 +75,7 @@ function memberEdit(text: string, node: Node, key: string, value: unknown, layou
 export async function setAt(text: string, path: readonly string[], value: unknown): Promise<string> {
 	const { parseTree, findNodeAtLocation } = await import("jsonc-parser");
 	const root = parseTree(text);
-	if (!root || root.type !== "object") throw new Error("the top level must be an object");
+	if (root?.type !== "object") throw new Error("the top level must be an object");
 	const layout = layoutOf(text);
 	for (const depth of path.keys()) {
 		const parent = depth === 0 ? root : findNodeAtLocation(root, path.slice(0, depth) as string[]);
