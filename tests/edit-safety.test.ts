@@ -126,8 +126,13 @@ describe("planted links and concurrent edits", () => {
 				["disable", "--scope", "project", "srv"],
 				["enable", "--scope", "project", "srv"],
 			]) {
-				const run = await spawned(box, argv).done;
+				const started = spawned(box, argv);
+				// The old predictable name holds the child's pid: planted before it has even loaded.
+				const old = join(box.cwd, ".pi", `mcp.json.pi-mcp-${started.child.pid}.tmp`);
+				await symlink(victim, old);
+				const run = await started.done;
 				assert.equal(run.code, 0, run.stderr);
+				assert.equal(await readlink(old), victim);
 			}
 			assert.equal(await readFile(victim, "utf8"), "# mine\n");
 			assert.ok((await lstat(dirs.projectPath)).isFile());
@@ -412,5 +417,24 @@ describe("the command line", () => {
 		assert.equal(text.includes("\u001b"), false);
 		assert.equal(/^FAKE/m.test(text), false);
 		assert.match(text, /FAIL bad\\u001b\]0;owned\\u0007\\nFAKE ok: invalid/);
+	});
+});
+
+test("a project file that leads outside the project (a linked .pi directory or mcp.json) is never edited", async () => {
+	await withDirs(async (dirs) => {
+		await writeText(dirs.userPath, '{ "mcpServers": {} }\n');
+		await symlink(dirs.agentDir, join(dirs.cwd, ".pi"));
+		await assert.rejects(
+			addServer(place(dirs), "project", "x", { command: "node" }),
+			/\.pi\/mcp\.json leads outside the project, to .*mcp\.json; edit that file itself; nothing was changed/,
+		);
+		assert.equal(await readFile(dirs.userPath, "utf8"), '{ "mcpServers": {} }\n', "the user's own file is untouched");
+	});
+	await withDirs(async (dirs) => {
+		await writeText(dirs.userPath, '{ "mcpServers": { "u": { "command": "node" } } }\n');
+		await mkdir(join(dirs.cwd, ".pi"));
+		await symlink(dirs.userPath, dirs.projectPath);
+		await assert.rejects(setEnabled(place(dirs), "u", false, "project"), /leads outside the project/);
+		assert.equal(await readFile(dirs.userPath, "utf8"), '{ "mcpServers": { "u": { "command": "node" } } }\n');
 	});
 });

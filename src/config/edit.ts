@@ -160,9 +160,12 @@ async function commit(file: FileText, text: string, options: EditOptions): Promi
 	await writeExclusive(file.target, text);
 }
 
-/** Runs `work` alone on the file of `scope` (see `exclusiveEdit`); `work` reads the file itself, under the lock. */
+/**
+ * Runs `work` alone on the file of `scope` (see `exclusiveEdit`); `work` reads the file itself, under
+ * the lock. A project file that really lies outside the project is not edited (see `editTarget`).
+ */
 async function alone<T>(place: Place, scope: Scope, options: EditOptions, work: () => Promise<T>): Promise<T> {
-	const target = await refusing(editTarget(pathOf(place, scope)));
+	const target = await refusing(editTarget(pathOf(place, scope), scope === "project" ? place.cwd : undefined));
 	return refusing(exclusiveEdit(target, work, options));
 }
 

@@ -17,7 +17,7 @@
 import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath, rename, unlink } from "node:fs/promises";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 
 /** Why a file could not be read or written; the caller words it as an edit error. */
 export class FileRefused extends Error {}
@@ -59,17 +59,28 @@ export async function readBounded(path: string, maxBytes: number): Promise<strin
 /**
  * The file an edit of `path` changes: `path` itself, or the file a symlink at `path` leads to
  * (links followed, relative ones from the link's directory). A link to nowhere is refused: which
- * file it meant to create is not ours to guess.
+ * file it meant to create is not ours to guess. With `within` (a project's directory), a file that
+ * really lies outside it (a link, or a linked `.pi` directory, that a repository may ship) is
+ * refused: a project edit never changes another file, such as the user's own `mcp.json`.
  */
-export async function editTarget(path: string): Promise<string> {
+export async function editTarget(path: string, within?: string): Promise<string> {
 	const info = await lstat(path).catch(() => undefined);
-	if (!info?.isSymbolicLink()) return path;
-	return realpath(path).catch(async (error: unknown) => {
-		const to = await readlink(path).catch(() => "?");
-		throw new FileRefused(
-			`${path} is a symbolic link to ${resolve(dirname(path), to)}, which cannot be opened (${String(errorCode(error))}); nothing was changed`,
-		);
-	});
+	const linked = info?.isSymbolicLink() === true;
+	const target = linked
+		? await realpath(path).catch(async (error: unknown) => {
+				const to = await readlink(path).catch(() => "?");
+				throw new FileRefused(
+					`${path} is a symbolic link to ${resolve(dirname(path), to)}, which cannot be opened (${String(errorCode(error))}); nothing was changed`,
+				);
+			})
+		: path;
+	if (within === undefined) return target;
+	const real = linked ? target : join(await realpath(dirname(path)).catch(() => dirname(path)), basename(path));
+	const root = await realpath(within).catch(() => within);
+	if (!real.startsWith(`${root}${sep}`)) {
+		throw new FileRefused(`${path} leads outside the project, to ${real}; edit that file itself; nothing was changed`);
+	}
+	return target;
 }
 
 /** Writes `text` to `target` through an exclusive temporary file and a rename; the mode is kept (0600 when new). */
