@@ -132,6 +132,7 @@ describe("planted links and concurrent edits", () => {
 				await symlink(victim, old);
 				const run = await started.done;
 				assert.equal(run.code, 0, run.stderr);
+				assert.equal(await readFile(victim, "utf8"), "# mine\n", `${argv[0]} wrote through a planted link`);
 				assert.equal(await readlink(old), victim);
 			}
 			assert.equal(await readFile(victim, "utf8"), "# mine\n");
