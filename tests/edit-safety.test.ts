@@ -286,6 +286,19 @@ describe("what edits print and keep", () => {
 				assert.equal(run.code, 0, run.stderr);
 				clean(run);
 			}
+			const broken = join(dirs.home, "broken.json");
+			await writeFile(broken, '{"mcpServers": {"x": {"command": "srv", "args": [--password sk-abc123]}}}');
+			const toml = join(dirs.home, "broken.toml");
+			await writeFile(toml, "[mcp_servers.x]\ncommand = sk-abc123\n");
+			for (const [client, file] of [
+				["cursor", broken],
+				["codex", toml],
+			] as const) {
+				const refused = await inProcess(dirs, ["import", client, file]);
+				assert.equal(refused.code, 2);
+				assert.match(refused.stderr, /broken\.(json|toml): invalid (JSON|TOML) at line/);
+				clean(refused);
+			}
 			const cursor = join(dirs.home, "cursor.json");
 			await writeFile(
 				cursor,

@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { addServer, type Change, EditError, maskedEntry, runsText } from "../config/edit.ts";
 import { FileRefused, readBounded } from "../config/safe-file.ts";
+import { jsonErrorMessage } from "../config/values.ts";
 import { MAX_FILE_BYTES } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
@@ -138,18 +139,22 @@ async function parseFile(client: Client, file: string, clientName: string): Prom
 	});
 	if (text === undefined)
 		throw new EditError(`no file at ${file}; name the file: pi-mcp import ${clientName} <file>`, "invalid-file");
-	try {
-		const root = client.toml
-			? ((await import("smol-toml")).parse(text) as Fields)
-			: (JSON.parse(text.replace(/^\uFEFF/, "")) as unknown);
-		if (!isObject(root)) throw new Error("the top level is not an object");
-		return root;
-	} catch (error) {
-		throw new EditError(
-			`${file}: not valid ${client.toml ? "TOML" : "JSON"} (${(error as Error).message.split("\n")[0]})`,
-			"invalid-file",
-		);
-	}
+	const body = text.replace(/^\uFEFF/, "");
+	// A parser's message may quote the file's text (a value, a secret): only the position and the reason are shown.
+	const parsed = await (client.toml
+		? import("smol-toml").then((toml) => toml.parse(body))
+		: Promise.resolve(body).then(JSON.parse)
+	).then(
+		(root: unknown) => ({ root }),
+		async (error: { message?: string; line?: number; column?: number }) => {
+			if (!client.toml) return { problem: await jsonErrorMessage(body) };
+			const reason = (error.message ?? "").split("\n")[0]?.replace(/^Invalid TOML document: /, "") ?? "";
+			return { problem: `invalid TOML${error.line ? ` at line ${error.line}, column ${error.column}` : ""}: ${reason}` };
+		},
+	);
+	if ("problem" in parsed) throw new EditError(`${file}: ${parsed.problem}`, "invalid-file");
+	if (!isObject(parsed.root)) throw new EditError(`${file}: the top level is not an object`, "invalid-file");
+	return parsed.root;
 }
 
 type Outcome = Readonly<{ name: string; runs?: string; change?: Change; hints?: readonly string[]; skipped?: string }>;
