@@ -286,6 +286,15 @@ describe("what edits print and keep", () => {
 				assert.equal(run.code, 0, run.stderr);
 				clean(run);
 			}
+			for (const argv of [
+				["add", "x", "-e", "sk-abc123", "--", "srv"],
+				["add", "x", "--header", "tok-xyz789", "--url", "https://x/mcp"],
+				["add", "x", "--api-key=sk-abc123", "--", "srv"],
+			]) {
+				const slip = await inProcess(dirs, argv);
+				assert.equal(slip.code, 2);
+				clean(slip);
+			}
 			const broken = join(dirs.home, "broken.json");
 			await writeFile(broken, '{"mcpServers": {"x": {"command": "srv", "args": [--password sk-abc123]}}}');
 			const toml = join(dirs.home, "broken.toml");

@@ -117,7 +117,9 @@ function readOption(argv: readonly string[], index: number, values: Values, comm
 	const long = /^--([^=]+)(?:=(.*))?$/s.exec(word);
 	const name = long ? long[1] : short.get(word.slice(1));
 	const spec = name === undefined ? undefined : OPTIONS[name];
-	if (!name || !spec) throw new UsageError(`unknown option '${word}'`, command);
+	// `--name=value` is shown without its value: a mistyped `--token=…` is a secret.
+	const shown = long?.[2] !== undefined ? `--${long[1]}=…` : word;
+	if (!name || !spec) throw new UsageError(`unknown option '${shown}'`, command);
 	const global = ["json", "help", "version"].includes(name);
 	const allowed = command === undefined ? ["approve", "timeout"] : (ALLOWED[command] ?? []);
 	if (!global && !allowed.includes(name)) {

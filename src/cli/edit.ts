@@ -104,7 +104,8 @@ function pairs(words: readonly string[], separator: string, option: string): Rec
 			const at = word.indexOf(separator);
 			const key = word.slice(0, at).trim();
 			if (at <= 0 || key === "")
-				throw new UsageError(`option ${option} takes ${option === "-e" ? "KEY=VALUE" : "'Name: value'"}, not "${word}"`, "add");
+				// The word is not quoted: it may be a secret that lost its key.
+				throw new UsageError(`option ${option} takes ${option === "-e" ? "KEY=VALUE" : "'Name: value'"}`, "add");
 			return [key, separator === ":" ? word.slice(at + 1).trim() : word.slice(at + 1)];
 		}),
 	);

@@ -14,7 +14,7 @@ import { configPaths, type LoadOptions, loadConfig, MAX_FILE_BYTES } from "../co
 import { escapeName } from "../output/text.ts";
 import { type ConfigSnapshot, closeMatches, isObject, SERVER_NAME } from "../schema.ts";
 import { setAt } from "./members.ts";
-import { editTarget, exclusiveEdit, FileRefused, type LockWait, readBounded, writeExclusive } from "./safe-file.ts";
+import { editTarget, exclusiveEdit, FileRefused, inTurn, type LockWait, readBounded, writeExclusive } from "./safe-file.ts";
 import { MAX_DEPTH, scanJson } from "./scan.ts";
 import { jsonErrorMessage } from "./values.ts";
 
@@ -197,12 +197,22 @@ async function shadowNote(place: Place, scope: Scope, name: string): Promise<rea
 }
 
 /** Adds an entry (or replaces one with `force`); refused when the name exists, or the result would not load. */
-export async function addServer(
+export function addServer(
 	place: Place,
 	scope: Scope,
 	name: string,
 	entry: Readonly<Record<string, unknown>>,
 	options: Readonly<{ force?: boolean }> & EditOptions = {},
+): Promise<Change> {
+	return inTurn(() => add(place, scope, name, entry, options));
+}
+
+async function add(
+	place: Place,
+	scope: Scope,
+	name: string,
+	entry: Readonly<Record<string, unknown>>,
+	options: Readonly<{ force?: boolean }> & EditOptions,
 ): Promise<Change> {
 	checkName(name);
 	return alone(place, scope, options, async () => {
@@ -250,12 +260,22 @@ export async function findDefiningFile(place: Place, name: string, scope?: Scope
 }
 
 /** Removes the entry from the file that defines it. */
-export async function removeServer(
+export function removeServer(
 	place: Place,
 	name: string,
 	scope?: Scope,
 	snapshot?: ConfigSnapshot,
 	options: EditOptions = {},
+): Promise<Change> {
+	return inTurn(() => remove(place, name, scope, snapshot, options));
+}
+
+async function remove(
+	place: Place,
+	name: string,
+	scope: Scope | undefined,
+	snapshot: ConfigSnapshot | undefined,
+	options: EditOptions,
 ): Promise<Change> {
 	const chosen = (await findDefiningFile(place, name, scope, snapshot)).scope;
 	return alone(place, chosen, options, async () => {
@@ -280,13 +300,24 @@ export async function removeServer(
  * key, which would contradict it, goes). With `scope` "project" and only a user entry, the project
  * file gets an override entry (`{"enabled": false}`), which switches the user's entry in that project only.
  */
-export async function setEnabled(
+export function setEnabled(
 	place: Place,
 	name: string,
 	enabled: boolean,
 	scope?: Scope,
 	snapshot?: ConfigSnapshot,
 	options: EditOptions = {},
+): Promise<Change> {
+	return inTurn(() => toggle(place, name, enabled, scope, snapshot, options));
+}
+
+async function toggle(
+	place: Place,
+	name: string,
+	enabled: boolean,
+	scope: Scope | undefined,
+	snapshot: ConfigSnapshot | undefined,
+	options: EditOptions,
 ): Promise<Change> {
 	const project = scope === "project" ? await readForEdit(place, "project") : undefined;
 	const user = project && !(name in project.servers) ? await readForEdit(place, "user") : undefined;

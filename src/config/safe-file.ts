@@ -8,7 +8,8 @@
  * - Writing makes a temporary file beside the target with O_CREAT|O_EXCL|O_NOFOLLOW under a random
  *   name (a link planted at any name is never written through), syncs it and renames it over the
  *   target. A symlinked `mcp.json` (dotfiles) stays a link: its target is what gets replaced.
- * - Edits of one file are serialised: in this process by a queue per file, across processes by the
+ * - Edits are serialised: in this process by one queue, in the order they were asked for (two quick
+ *   toggles end as the last one says), across processes, per file, by the
  *   lock the caller passes (`LockWait.lock`: the shell and the extension pass the credential store's
  *   `acquireLock`, an exclusive lock file never broken by age, only taken from a holder that is
  *   provably gone; config/ may not import it, its floor is below store's chain) at `<file>.lock`;
@@ -113,24 +114,23 @@ export async function writeExclusive(target: string, text: string): Promise<void
 		.finally(() => directory.close());
 }
 
-/** Per-file queues of this process: each edit starts when the one before it on that file has ended. */
+/** This process's edits, one after another in the order asked (any file: edits are rare and quick). */
 class EditQueue {
-	readonly #tails = new Map<string, Promise<unknown>>();
+	#tail: Promise<unknown> = Promise.resolve();
 
-	run<T>(key: string, work: () => Promise<T>): Promise<T> {
-		const before = this.#tails.get(key) ?? Promise.resolve();
-		const next = before.then(work, work);
-		const tail = next.catch(() => undefined);
-		this.#tails.set(key, tail);
-		// Forgotten when idle: the map holds only files being edited now.
-		void tail.then(() => {
-			if (this.#tails.get(key) === tail) this.#tails.delete(key);
-		});
+	run<T>(work: () => Promise<T>): Promise<T> {
+		const next = this.#tail.then(work, work);
+		this.#tail = next.catch(() => undefined);
 		return next;
 	}
 }
 
 const queue = new EditQueue();
+
+/** Runs `work` after every edit this process asked for before it has ended. */
+export function inTurn<T>(work: () => Promise<T>): Promise<T> {
+	return queue.run(work);
+}
 
 /** A cross-process lock such as `store.ts`'s `acquireLock`: rejects with a `LockBusy` (by name) at its deadline. */
 export type CrossProcessLock = (
@@ -148,32 +148,30 @@ export type LockWait = Readonly<{
 }>;
 
 /**
- * Runs `work` (which re-reads and writes `target`) alone: after this process's earlier edits of it,
- * and holding `<target>.lock` across processes. Something other than a lock file at that name (a
- * planted link, a directory) is refused rather than waited on.
+ * Runs `work` (which re-reads and writes `target`) holding `<target>.lock` across processes (call it
+ * within `inTurn`). Something other than a lock file at that name (a planted link, a directory) is
+ * refused rather than waited on.
  */
-export function exclusiveEdit<T>(target: string, work: () => Promise<T>, wait: LockWait = {}): Promise<T> {
-	return queue.run(target, async () => {
-		const lockPath = `${target}.lock`;
-		const planted = await lstat(lockPath).catch(() => undefined);
-		if (planted && !planted.isFile()) {
-			throw new FileRefused(`${lockPath} ${notAFile(planted)} (not a lock pi-mcp made); remove it; nothing was changed`);
-		}
-		await mkdir(dirname(target), { recursive: true });
-		const acquire = wait.lock;
-		const lock = !acquire
-			? undefined
-			: await acquire(lockPath, { timeoutMs: 0, signal: wait.signal }).catch((error: unknown) => {
-					const busy = error as { name?: unknown; holder?: { pid?: number } };
-					if (busy.name !== "LockBusy") throw error;
-					wait.onWait?.(`waiting for another edit of ${target} (pid ${busy.holder?.pid ?? "unknown"} holds ${lockPath})`);
-					return acquire(lockPath, { timeoutMs: wait.timeoutMs ?? 30_000, signal: wait.signal });
-				});
-		try {
-			wait.signal?.throwIfAborted();
-			return await work();
-		} finally {
-			await lock?.release();
-		}
-	});
+export async function exclusiveEdit<T>(target: string, work: () => Promise<T>, wait: LockWait = {}): Promise<T> {
+	const lockPath = `${target}.lock`;
+	const planted = await lstat(lockPath).catch(() => undefined);
+	if (planted && !planted.isFile()) {
+		throw new FileRefused(`${lockPath} ${notAFile(planted)} (not a lock pi-mcp made); remove it; nothing was changed`);
+	}
+	await mkdir(dirname(target), { recursive: true });
+	const acquire = wait.lock;
+	const lock = !acquire
+		? undefined
+		: await acquire(lockPath, { timeoutMs: 0, signal: wait.signal }).catch((error: unknown) => {
+				const busy = error as { name?: unknown; holder?: { pid?: number } };
+				if (busy.name !== "LockBusy") throw error;
+				wait.onWait?.(`waiting for another edit of ${target} (pid ${busy.holder?.pid ?? "unknown"} holds ${lockPath})`);
+				return acquire(lockPath, { timeoutMs: wait.timeoutMs ?? 30_000, signal: wait.signal });
+			});
+	try {
+		wait.signal?.throwIfAborted();
+		return await work();
+	} finally {
+		await lock?.release();
+	}
 }
