@@ -1,7 +1,7 @@
 /**
- * Edits `mcp.json` in place: add, replace, remove, enable and disable one entry. jsonc-parser's
- * `modify` changes only the entry's own text, so the order of keys, the indentation and everything
- * else in the file stay as the user wrote them; the result must stay strict JSON (Pi reads the file
+ * Edits `mcp.json` in place: add, replace, remove, enable and disable one entry. One text edit
+ * changes only the entry's own text (`members.ts`), so the other entries, the order of keys and the
+ * indentation stay byte for byte as the user wrote them; the result must stay strict JSON (Pi reads the file
  * with `JSON.parse`) and pass the same checks as loading (`loadConfig`), or nothing is written.
  * Shared by `pi-mcp add/remove/enable/disable/import` and the `/mcp` manager. Each edit runs alone
  * on its file (across processes too), re-reads it under the lock, and writes it through an exclusive
