@@ -13,6 +13,7 @@ import { parseArgs } from "../src/cli/args.ts";
 import { runDoctor } from "../src/cli/doctor.ts";
 import { main } from "../src/cli/main.ts";
 import { addServer, MASK, maskedEntry, removeServer, secretHints, setEnabled } from "../src/config/edit.ts";
+import { loadConfig } from "../src/config.ts";
 import { acquireLock } from "../src/store.ts";
 import { type Dirs, withDirs, writeText } from "./helpers/config.ts";
 import { makeSandbox, type Sandbox } from "./helpers/pi.ts";
@@ -252,6 +253,17 @@ describe("what edits print and keep", () => {
 			'args[2] holds a literal value that looks like a secret (in the project file, which anyone with the repository can read): write "${TOKEN}" in its place and set TOKEN in the environment Pi runs in',
 		]);
 		assert.equal(secretHints({ url: webhook }).length, 1);
+	});
+
+	test("the runtime's redaction finds the same token in a URL's path", async () => {
+		await withDirs(async (dirs) => {
+			await writeText(
+				dirs.userPath,
+				JSON.stringify({ mcpServers: { hook: { url: webhook }, s: { command: "x", args: [webhook] } } }),
+			);
+			const loaded = await loadConfig({ ...place(dirs), trusted: false });
+			for (const entry of loaded.servers) assert.ok(entry.config?.secretValues.includes("q8Vd3kLm2PzR7tXw9YbN4cJf"), entry.name);
+		});
 	});
 
 	test("add, get, remove and import print no secret (text or --json); warnings come first and in both outputs", async () => {
