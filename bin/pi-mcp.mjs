@@ -3,7 +3,9 @@
 // jiti is a dependency of Pi (a peer dependency of this package, so installed wherever pi-mcp is):
 // no build step and no extra runtime dependency. tsx is only a devDependency here.
 import { randomUUID } from "node:crypto";
+import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
@@ -34,8 +36,19 @@ const jiti = createJiti(import.meta.url, { moduleCache: true });
 const { main, sweep } = await jiti.import(new URL("../src/cli/main.ts", import.meta.url).pathname);
 loaded.sweep = sweep;
 
-// `npm run pi-mcp` runs in the package's directory; the user's is INIT_CWD (npm sets it).
-const cwd = process.env.npm_lifecycle_event && process.env.INIT_CWD ? process.env.INIT_CWD : process.cwd();
+// `npm run pi-mcp` in this package runs in the package's directory; the user's is INIT_CWD (npm sets
+// it). Only then: any other npm script (or a shell npm started) has its own reasons for its directory.
+const real = (path) => {
+	try {
+		return realpathSync(path);
+	} catch {
+		return undefined;
+	}
+};
+const { npm_lifecycle_event: event, npm_package_json: manifest, INIT_CWD: initCwd } = process.env;
+const ownManifest = real(fileURLToPath(new URL("../package.json", import.meta.url)));
+const fromOwnScript = event === "pi-mcp" && manifest !== undefined && real(manifest) === ownManifest && initCwd;
+const cwd = fromOwnScript ? initCwd : process.cwd();
 const code = await main(
 	process.argv.slice(2),
 	{

@@ -268,7 +268,8 @@ function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
 	const { options, pi } = host;
 	const place = { agentDir: options.agentDir ?? getAgentDir(), cwd: ctx.cwd, env: envOf(host), configDirName: CONFIG_DIR_NAME };
 	return {
-		setEnabled: async (...args) => (await import("./config/edit.ts")).setEnabled(place, ...args),
+		setEnabled: async (...args) =>
+			(await import("./config/edit.ts")).setEnabled(place, ...args, { lock: (await import("./store.ts")).acquireLock }),
 		reload: async () => {
 			await changeServers(host, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : [], ctx);
 			return host.holder.session?.config;

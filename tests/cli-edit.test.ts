@@ -174,6 +174,7 @@ test("masking shows ${VAR} references only; literal secrets get a hint", () => {
 	assert.deepEqual(secretHints(entry), [
 		'env.GITHUB_TOKEN holds a literal value that looks like a secret: store "${GITHUB_TOKEN}" instead and set GITHUB_TOKEN in the environment Pi runs in',
 		'headers.X-Api-Key holds a literal value that looks like a secret: store "${X_API_KEY}" instead and set X_API_KEY in the environment Pi runs in',
+		'url holds a literal value that looks like a secret (a credential, a query value or a token in its path): write "${VAR}" in its place and set VAR in the environment Pi runs in',
 	]);
 	assert.deepEqual(secretHints({ env: { AUTHOR: "me" } }), [], "AUTHOR is not AUTH");
 });

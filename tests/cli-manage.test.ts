@@ -151,7 +151,7 @@ describe("managing servers without editing JSON", () => {
 		assert.match(off.stdout, new RegExp(`^Disabled "files" in the user file ${userFile()}`));
 		assert.equal((await readJson(userFile())).mcpServers.files.enabled, false);
 
-		const get = await run(box(), ["get", "--json", "files"]);
+		const get = await run(box(), ["get", "--json", "--approve", "files"]);
 		assert.equal(get.code, 0, get.stderr);
 		const got = JSON.parse(get.stdout) as { definitions: { scope: string }[] };
 		assert.deepEqual(
@@ -220,14 +220,17 @@ describe("managing servers without editing JSON", () => {
 		assert.match(code.stderr, /skipped "old": it uses the legacy SSE transport/);
 		assert.equal((await run(box(), ["import", "cursor"])).code, 0);
 		const vs = await run(box(), ["import", "vscode"]);
-		assert.match(vs.stderr, /skipped "asks": its value "\$\{input:key\}" uses a variable form pi-mcp cannot read/);
+		assert.match(vs.stderr, /skipped "asks": field "headers\.K" uses a variable form pi-mcp cannot read/);
+		assert.equal(vs.stderr.includes("input:key"), false, "a skipped entry's value is never quoted");
 		const cx = await run(box(), ["import", "--json", "codex", codex]);
 		assert.equal(cx.code, 0, cx.stderr);
 		const servers = (await readJson(userFile())).mcpServers;
+		const project = (await readJson(projectFile())).mcpServers;
 		assert.deepEqual(servers.desk, { command: "desk-cmd", args: ["a"] });
-		assert.deepEqual(servers.code, { command: "code-cmd" });
+		assert.equal(servers.code, undefined, "a project's own file goes to the project file");
+		assert.deepEqual(project.code, { command: "code-cmd" });
 		assert.deepEqual(servers.cur, { url: "https://cursor.example/mcp", headers: { Authorization: "Bearer ${CUR_TOKEN}" } });
-		assert.deepEqual(servers.vs, { command: "vs-cmd", args: [`${box().cwd}/x`] });
+		assert.deepEqual(project.vs, { command: "vs-cmd", args: [`${box().cwd}/x`] });
 		assert.deepEqual(servers.cx, { command: "cx-cmd", args: ["-y"], env: { CX: "1" } });
 		assert.deepEqual(servers["cx-http"], { url: "https://cx.example/mcp", auth: "bearer", bearerTokenEnv: "CX_TOKEN" });
 		const twice = await run(box(), ["import", "claude-desktop"]);

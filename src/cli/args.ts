@@ -2,8 +2,9 @@
  * The command line: `pi-mcp [options] <command> [options] <arguments>`. Options come before a
  * command's arguments: once an argument is read, what follows is an argument, so a value a script
  * passes (a tool's JSON arguments, a query) can never become an option such as `--approve`. The
- * commands that edit files take their options anywhere up to `--` (`add <name> --url <url>`), and
- * `add` takes the server's command and arguments after `--`.
+ * commands that edit files take their options anywhere up to `--` (`add <name> --url <url>`). `--`
+ * ends the options of every command: what follows is arguments as written (`search -- --approve`
+ * searches for that word), and for `add` the server's command and its arguments.
  */
 
 export type Scope = "user" | "project";
@@ -76,7 +77,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 	add: ["scope", "force", "env", "header", "url", "auth", "bearer-env", "client-id", "issuer", "oauth-scope", "description"],
 	"add-json": ["scope", "force"],
 	remove: ["scope"],
-	get: [],
+	get: ["approve"],
 	enable: ["scope"],
 	disable: ["scope"],
 	import: ["scope", "force"],
@@ -116,7 +117,9 @@ function readOption(argv: readonly string[], index: number, values: Values, comm
 	const long = /^--([^=]+)(?:=(.*))?$/s.exec(word);
 	const name = long ? long[1] : short.get(word.slice(1));
 	const spec = name === undefined ? undefined : OPTIONS[name];
-	if (!name || !spec) throw new UsageError(`unknown option '${word}'`, command);
+	// `--name=value` is shown without its value: a mistyped `--token=…` is a secret.
+	const shown = long?.[2] !== undefined ? `--${long[1]}=…` : word;
+	if (!name || !spec) throw new UsageError(`unknown option '${shown}'`, command);
 	const global = ["json", "help", "version"].includes(name);
 	const allowed = command === undefined ? ["approve", "timeout"] : (ALLOWED[command] ?? []);
 	if (!global && !allowed.includes(name)) {
@@ -149,26 +152,40 @@ const isOption = (word: string) => word.startsWith("-") && word !== "-" && word 
 export function parseArgs(argv: readonly string[]): Parsed {
 	const values: Values = {};
 	const args: string[] = [];
-	const state: { command?: string; index: number; rest?: string[] } = { index: 0 };
+	const state: { command?: string; index: number; rest?: string[]; ended: boolean } = { index: 0, ended: false };
 	while (state.index < argv.length) {
 		const word = argv[state.index] ?? "";
 		const command = state.command;
-		const optionsOpen = command === undefined || INTERLEAVED.has(command) || args.length === 0;
-		if (word === "--" && command !== undefined && optionsOpen) {
+		if (word === "--" && command === "add") {
 			state.rest = argv.slice(state.index + 1);
 			break;
 		}
+		if (word === "--" && !state.ended) {
+			state.ended = true;
+			state.index += 1;
+			continue;
+		}
+		const optionsOpen = !state.ended && (command === undefined || INTERLEAVED.has(command) || args.length === 0);
 		if (optionsOpen && isOption(word)) {
 			state.index += readOption(argv, state.index, values, command);
 			continue;
 		}
 		if (command === undefined) state.command = word;
 		else {
-			misplaced(command, args.length, word);
+			if (!state.ended) misplaced(command, args.length, word);
 			args.push(word);
 		}
 		state.index += 1;
 	}
+	return finish(values, state.command, args, state.rest);
+}
+
+function finish(
+	values: Values,
+	command: string | undefined,
+	args: readonly string[],
+	rest: readonly string[] | undefined,
+): Parsed {
 	const flags: Flags = {
 		json: values.json === true,
 		approve: values.approve === true,
@@ -181,7 +198,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
 			Object.entries(values).filter(([key]) => !["json", "approve", "help", "version", "force", "env", "header"].includes(key)),
 		) as Partial<Flags>),
 	};
-	return { command: state.command, args, flags, rest: state.rest };
+	return { command, args, flags, rest };
 }
 
 /** Whether `--json` was asked for before parsing failed (so the parse error itself is JSON). */

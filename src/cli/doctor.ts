@@ -5,7 +5,7 @@
  */
 
 import type { Runtime, ServerStatus } from "../contracts.ts";
-import { sanitize } from "../output/text.ts";
+import { escapeName, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { jsonLine } from "./json.ts";
 
@@ -61,7 +61,9 @@ async function serverCheck(cli: DoctorContext, name: string): Promise<Check> {
 		(error: Error) => sanitize(error.message),
 	);
 	const status = cli.runtime.status().find((entry) => entry.name === name);
-	cli.io.err(`pi-mcp doctor: ${name} ${outcome === undefined ? "connected" : "failed"} after ${Date.now() - started} ms\n`);
+	cli.io.err(
+		`pi-mcp doctor: ${escapeName(name)} ${outcome === undefined ? "connected" : "failed"} after ${Date.now() - started} ms\n`,
+	);
 	return { name, ok: outcome === undefined, detail: outcome ?? (status ? serverLine(status, undefined) : "") };
 }
 
@@ -112,7 +114,7 @@ export async function runDoctor(
 		cli.io.out(jsonLine({ ok, environment, files, servers }, 2));
 	} else {
 		const section = (title: string, checks: readonly Check[]) =>
-			[title, ...checks.map((check) => `  ${check.ok ? "ok  " : "FAIL"} ${check.name}: ${check.detail}`)].join("\n");
+			[title, ...checks.map((check) => `  ${check.ok ? "ok  " : "FAIL"} ${escapeName(check.name)}: ${check.detail}`)].join("\n");
 		const text = [
 			section("Environment", environment),
 			section("Files", files),

@@ -1,24 +1,30 @@
 /**
  * The commands that edit `mcp.json`: add, add-json, remove, enable, disable, and get (which reads).
  * The editing itself is `config/edit.ts` (shared with the `/mcp` manager); here the command line
- * becomes an entry, and the change is shown with env and header values masked.
+ * becomes an entry, and the change is shown masked (`config/mask.ts`), with what looks like a literal
+ * secret warned about before it is written. Ctrl+C or SIGTERM stops an edit before it writes.
  */
 
+import { existsSync } from "node:fs";
 import {
 	addServer,
 	type Change,
 	EditError,
+	type EditOptions,
 	findDefiningFile,
 	maskedEntry,
 	type Place,
+	pathOf,
 	readEntries,
 	removeServer,
+	type Scope,
 	secretHints,
 	setEnabled,
 } from "../config/edit.ts";
 import { loadConfig } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
+import { acquireLock } from "../store.ts";
 import { type Flags, UsageError } from "./args.ts";
 import { agentDirOf, type CliIo, EXIT } from "./context.ts";
 import { HELP } from "./help.ts";
@@ -29,6 +35,7 @@ export type EditCommand = (
 	flags: Flags,
 	args: readonly string[],
 	rest: readonly string[] | undefined,
+	signal: AbortSignal,
 ) => Promise<number>;
 
 export const RELOAD_NOTE = "A running Pi uses the change from its next session, or after /reload.";
@@ -39,9 +46,28 @@ export function placeOf(io: CliIo): Place {
 
 const fileName = (change: Pick<Change, "scope" | "path">) => `the ${change.scope} file ${change.path}`;
 
-/** Prints what an edit did (entry masked), its warnings and hints on stderr, and the reload note. */
-export function report(io: CliIo, flags: Flags, change: Change): void {
-	const hints = change.action === "added" || change.action === "replaced" ? secretHints(change.after) : [];
+/** How the shell's edits wait: under the cross-process lock, stopped by Ctrl+C or SIGTERM, saying so when another edit holds the file. */
+export function waitingOf(io: CliIo, signal: AbortSignal): EditOptions {
+	return { lock: acquireLock, signal, onWait: (message) => io.err(`pi-mcp: ${escapeName(message)}\n`) };
+}
+
+/**
+ * Warnings for literal secrets in an entry about to be written: on stderr now in text mode (before
+ * the file is written), and returned for `--json`'s `warnings`.
+ */
+export function warnBeforeWriting(io: CliIo, flags: Flags, entry: unknown, scope: Scope): readonly string[] {
+	const hints = secretHints(entry, scope);
+	if (!flags.json) for (const hint of hints) io.err(`pi-mcp: warning: ${escapeName(hint)}\n`);
+	return hints;
+}
+
+/** An entry as lines of JSON (hidden characters escaped), masked. */
+export function entryLines(name: string, entry: unknown): string {
+	return jsonLine({ [name]: maskedEntry(entry) }, 2);
+}
+
+/** Prints what an edit did (entry masked), its warnings on stderr, and the reload note; `hints` were shown already. */
+export function report(io: CliIo, flags: Flags, change: Change, hints: readonly string[] = []): void {
 	if (flags.json) {
 		io.out(
 			jsonLine(
@@ -51,7 +77,7 @@ export function report(io: CliIo, flags: Flags, change: Change): void {
 					scope: change.scope,
 					path: change.path,
 					entry: maskedEntry(change.after ?? change.before),
-					warnings: [...change.warnings, ...hints],
+					warnings: [...hints, ...change.warnings],
 				},
 				2,
 			),
@@ -65,10 +91,9 @@ export function report(io: CliIo, flags: Flags, change: Change): void {
 			disabled: `Disabled "${change.name}" in ${fileName(change)}:`,
 			unchanged: `"${change.name}" in ${fileName(change)} is already so; nothing was changed:`,
 		};
-		const entry = JSON.stringify({ [change.name]: maskedEntry(change.after ?? change.before) }, null, 2);
-		io.out(`${escapeName(verb[change.action])}\n${escapeName(entry)}\n`);
+		io.out(`${escapeName(verb[change.action])}\n${entryLines(change.name, change.after ?? change.before)}`);
 	}
-	for (const warning of [...change.warnings, ...hints]) io.err(`pi-mcp: warning: ${escapeName(warning)}\n`);
+	for (const warning of change.warnings) io.err(`pi-mcp: warning: ${escapeName(warning)}\n`);
 	if (change.action !== "unchanged") io.err(`${RELOAD_NOTE}\n`);
 }
 
@@ -79,7 +104,8 @@ function pairs(words: readonly string[], separator: string, option: string): Rec
 			const at = word.indexOf(separator);
 			const key = word.slice(0, at).trim();
 			if (at <= 0 || key === "")
-				throw new UsageError(`option ${option} takes ${option === "-e" ? "KEY=VALUE" : "'Name: value'"}, not "${word}"`, "add");
+				// The word is not quoted: it may be a secret that lost its key.
+				throw new UsageError(`option ${option} takes ${option === "-e" ? "KEY=VALUE" : "'Name: value'"}`, "add");
 			return [key, separator === ":" ? word.slice(at + 1).trim() : word.slice(at + 1)];
 		}),
 	);
@@ -135,14 +161,19 @@ function nameOf(args: readonly string[], command: string, count = 1): string {
 	return name;
 }
 
-const add: EditCommand = async (io, flags, args, rest) => {
-	const name = nameOf(args, "add");
-	const change = await addServer(placeOf(io), flags.scope ?? "user", name, entryFromFlags(flags, rest), { force: flags.force });
-	report(io, flags, change);
+/** Adds `entry` after warning about its literal secrets. */
+async function addEntry(io: CliIo, flags: Flags, name: string, entry: Record<string, unknown>, signal: AbortSignal) {
+	const scope = flags.scope ?? "user";
+	const hints = warnBeforeWriting(io, flags, entry, scope);
+	const change = await addServer(placeOf(io), scope, name, entry, { force: flags.force, ...waitingOf(io, signal) });
+	report(io, flags, change, hints);
 	return EXIT.ok;
-};
+}
 
-const addJson: EditCommand = async (io, flags, args) => {
+const add: EditCommand = async (io, flags, args, rest, signal) =>
+	addEntry(io, flags, nameOf(args, "add"), entryFromFlags(flags, rest), signal);
+
+const addJson: EditCommand = async (io, flags, args, _rest, signal) => {
 	const name = nameOf(args, "add-json", 2);
 	const entry = (() => {
 		try {
@@ -152,30 +183,40 @@ const addJson: EditCommand = async (io, flags, args) => {
 		}
 	})();
 	if (!isObject(entry)) throw new UsageError("pi-mcp add-json: the entry must be one JSON object", "add-json");
-	report(io, flags, await addServer(placeOf(io), flags.scope ?? "user", name, entry, { force: flags.force }));
-	return EXIT.ok;
+	return addEntry(io, flags, name, entry, signal);
 };
 
-const remove: EditCommand = async (io, flags, args) => {
-	report(io, flags, await removeServer(placeOf(io), nameOf(args, "remove"), flags.scope));
+const remove: EditCommand = async (io, flags, args, _rest, signal) => {
+	report(io, flags, await removeServer(placeOf(io), nameOf(args, "remove"), flags.scope, undefined, waitingOf(io, signal)));
 	return EXIT.ok;
 };
 
 const toggle =
 	(enabled: boolean): EditCommand =>
-	async (io, flags, args) => {
-		report(io, flags, await setEnabled(placeOf(io), nameOf(args, enabled ? "enable" : "disable"), enabled, flags.scope));
+	async (io, flags, args, _rest, signal) => {
+		const name = nameOf(args, enabled ? "enable" : "disable");
+		report(io, flags, await setEnabled(placeOf(io), name, enabled, flags.scope, undefined, waitingOf(io, signal)));
 		return EXIT.ok;
 	};
 
-/** The entry as written in each file that defines it, masked, and what loading makes of it. */
+/**
+ * The entry as written in each file that defines it, masked, and what loading makes of it. The
+ * project file is read as the extension reads it: only when trusted, here with `--approve`.
+ */
 const get: EditCommand = async (io, flags, args) => {
 	const name = nameOf(args, "get");
 	const place = placeOf(io);
-	const found = await readEntries(place, name);
-	if (found.length === 0) await findDefiningFile(place, name); // throws "unknown", with close matches
-	// Reading shows; it runs nothing, so both files are read whatever the project's trust.
-	const snapshot = await loadConfig({ ...place, trusted: true });
+	const scopes: readonly Scope[] = flags.approve ? ["user", "project"] : ["user"];
+	const found = await readEntries(place, name, scopes);
+	const project = pathOf(place, "project");
+	const unread = !flags.approve && existsSync(project) ? `the project file ${project} is read only with --approve` : undefined;
+	if (found.length === 0) {
+		await findDefiningFile(place, name, flags.approve ? undefined : "user").catch((error: unknown) => {
+			if (error instanceof EditError && unread) throw new EditError(`${error.message} (${unread})`, error.code);
+			throw error;
+		}); // throws "unknown", with close matches
+	}
+	const snapshot = await loadConfig({ ...place, trusted: flags.approve });
 	const used = snapshot.servers.find((entry) => entry.name === name);
 	const state = !used ? "unknown" : used.error ? "invalid" : used.enabled ? "enabled" : "disabled";
 	const definitions = found.map((each) => ({
@@ -185,14 +226,16 @@ const get: EditCommand = async (io, flags, args) => {
 		...(used && used.source.path === each.path ? { used: true } : {}),
 	}));
 	if (flags.json) {
-		io.out(jsonLine({ name, state, ...(used?.error ? { error: used.error } : {}), definitions }, 2));
+		const note = unread ? { note: unread } : {};
+		io.out(jsonLine({ name, state, ...(used?.error ? { error: used.error } : {}), definitions, ...note }, 2));
 		return EXIT.ok;
 	}
-	const lines = definitions.map(
+	const lines = found.map(
 		(each) =>
-			`${escapeName(name)} (${each.scope} file ${each.path}${found.length > 1 && each.used ? "; used where Pi trusts the project" : ""}):\n${escapeName(JSON.stringify(each.entry, null, 2))}`,
+			`${escapeName(name)} (${each.scope} file ${each.path}${found.length > 1 && used?.source.path === each.path ? "; used where Pi trusts the project" : ""}):\n${entryLines(name, each.entry)}`,
 	);
-	io.out(`${lines.join("\n")}\nstate: ${state}${used?.error ? ` — ${used.error}` : ""}\n`);
+	io.out(`${lines.join("")}state: ${state}${used?.error ? ` — ${used.error}` : ""}\n`);
+	if (unread) io.err(`pi-mcp: note: ${escapeName(unread)}\n`);
 	return EXIT.ok;
 };
 

@@ -59,7 +59,7 @@ Examples:
   pi-mcp add linear --url https://mcp.linear.app/mcp --auth oauth
 ${EDITS}`,
 	"add-json": `Usage: pi-mcp add-json [--scope user|project] [--force] <name> '<json entry>'\n\nAdds a server from its entry as mcp.json holds it, e.g.\n  pi-mcp add-json files '{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"]}'\n${EDITS}`,
-	get: `Usage: pi-mcp get [--json] <name>\n\nThe server's entry as written in each file that defines it (env and header values masked unless\n\${VAR}), and what loading makes of it (usable, disabled, or the error).\n${EDITS}`,
+	get: `Usage: pi-mcp get [--json] [--approve] <name>\n\nThe server's entry as written in each file that defines it (secrets masked unless \${VAR}), and\nwhat loading makes of it (usable, disabled, or the error). The project file is read only with --approve.\n${EDITS}`,
 	remove: `Usage: pi-mcp remove [--scope user|project] <name>\n\nRemoves the entry from the file that defines it (says which; --scope when both files do).\n${EDITS}`,
 	enable: `Usage: pi-mcp enable [--scope user|project] <name>\n\nSets "enabled": true in the file that defines the server. With --scope project for a server of\nthe user file, the project file gets an entry that switches it in this project only.\n${EDITS}`,
 	disable: `Usage: pi-mcp disable [--scope user|project] <name>\n\nSets "enabled": false in the file that defines the server (see enable for --scope project).\n${EDITS}`,
@@ -73,6 +73,7 @@ Clients and their default files:
   cursor          ~/.cursor/mcp.json
   vscode          ./.vscode/mcp.json ("servers"; \${input:…} values are not imported)
   codex           ~/.codex/config.toml ([mcp_servers.<name>])
-Give names after the file to import only those.
+Give names after the file to import only those. claude-code and vscode files are a project's own:
+they go to the project file unless --scope user (in the user file they would run in every project).
 ${EDITS}`,
 };

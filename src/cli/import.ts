@@ -2,18 +2,22 @@
  * `pi-mcp import <client> [file] [name…]`: copies server entries from another client's
  * configuration into `mcp.json`, one `addServer` each (so each is checked as loading checks it).
  * Only the file the user names, or the client's documented default path, is read, and only when
- * asked: nothing discovers other clients' files on its own.
+ * asked: nothing discovers other clients' files on its own. It must be a regular file of at most
+ * 1 MiB (checked on the opened file: a FIFO neither hangs nor is read). A project's own file
+ * (Claude Code's `.mcp.json`, VS Code's `.vscode/mcp.json`) goes to the project file unless
+ * `--scope user` says otherwise: in the user file its servers would run in every project.
  */
-import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { addServer, type Change, EditError } from "../config/edit.ts";
+import { addServer, type Change, EditError, maskedEntry, runsText } from "../config/edit.ts";
+import { FileRefused, readBounded } from "../config/safe-file.ts";
+import { jsonErrorMessage } from "../config/values.ts";
+import { MAX_FILE_BYTES } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
-import { type Flags, UsageError } from "./args.ts";
+import { type Flags, type Scope, UsageError } from "./args.ts";
 import { type CliIo, EXIT } from "./context.ts";
-import { placeOf, RELOAD_NOTE, report } from "./edit.ts";
+import { placeOf, RELOAD_NOTE, report, waitingOf, warnBeforeWriting } from "./edit.ts";
 import { HELP } from "./help.ts";
 import { jsonLine } from "./json.ts";
 
@@ -26,6 +30,8 @@ type Client = Readonly<{
 	/** Turns one of its values into ours (`${env:X}` → `${X}`); undefined when it cannot be imported. */
 	value?: (text: string, file: string) => string | undefined;
 	toml?: boolean;
+	/** A project's own file: imported into the project file by default. */
+	project?: boolean;
 }>;
 
 const home = (io: CliIo) => io.env.HOME ?? homedir();
@@ -50,9 +56,19 @@ const plainValue = (text: string): string | undefined => (/\$\{(?![A-Za-z_][A-Za
 
 export const CLIENTS: Readonly<Record<string, Client>> = {
 	"claude-desktop": { path: claudeDesktopPath, servers: (root) => root.mcpServers, value: plainValue },
-	"claude-code": { path: (io) => join(io.cwd, ".mcp.json"), servers: (root) => root.mcpServers, value: plainValue },
+	"claude-code": {
+		path: (io) => join(io.cwd, ".mcp.json"),
+		servers: (root) => root.mcpServers,
+		value: plainValue,
+		project: true,
+	},
 	cursor: { path: (io) => join(home(io), ".cursor", "mcp.json"), servers: (root) => root.mcpServers, value: editorValue },
-	vscode: { path: (io) => join(io.cwd, ".vscode", "mcp.json"), servers: (root) => root.servers, value: editorValue },
+	vscode: {
+		path: (io) => join(io.cwd, ".vscode", "mcp.json"),
+		servers: (root) => root.servers,
+		value: editorValue,
+		project: true,
+	},
 	codex: {
 		path: (io) => join(io.env.CODEX_HOME ?? join(home(io), ".codex"), "config.toml"),
 		servers: (root) => root.mcp_servers,
@@ -91,22 +107,24 @@ export function convert(client: Client, rawEntry: unknown, file: string): Conver
 	if (type === "sse") return { skip: 'it uses the legacy SSE transport ("type": "sse"), which pi-mcp does not support' };
 	const keep = [...SAME, ...(client.toml ? ["auth", "bearerTokenEnv"] : [])];
 	const dropped = Object.keys(raw).filter((key) => !keep.includes(key) && key !== "type");
-	const fix = (value: unknown): unknown => {
+	// A value is never quoted (it may be a secret): the message names its field.
+	const fix = (value: unknown, field: string): unknown => {
 		if (typeof value === "string") {
 			const converted = client.value ? client.value(value, file) : value;
 			if (converted === undefined)
-				throw new EditError(`its value "${value}" uses a variable form pi-mcp cannot read`, "invalid-entry");
+				throw new EditError(`field "${escapeName(field)}" uses a variable form pi-mcp cannot read`, "invalid-entry");
 			return converted;
 		}
-		if (Array.isArray(value)) return value.map(fix);
-		if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fix(item)]));
+		if (Array.isArray(value)) return value.map((item, index) => fix(item, `${field}[${index}]`));
+		if (isObject(value))
+			return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fix(item, `${field}.${key}`)]));
 		return value;
 	};
 	try {
 		const entry = Object.fromEntries(
 			Object.entries(raw)
 				.filter(([key]) => keep.includes(key))
-				.map(([key, value]) => [key, fix(value)]),
+				.map(([key, value]) => [key, fix(value, key)]),
 		);
 		const typed = type === "http" || type === "streamable-http" ? { ...entry, type: "http" } : entry;
 		return { entry: typed, dropped };
@@ -115,27 +133,71 @@ export function convert(client: Client, rawEntry: unknown, file: string): Conver
 	}
 }
 
-async function parseFile(client: Client, file: string): Promise<Fields> {
-	const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
-		throw new EditError(`cannot read ${file} (${error.code ?? error.message})`, "invalid-file");
+async function parseFile(client: Client, file: string, clientName: string): Promise<Fields> {
+	const text = await readBounded(file, MAX_FILE_BYTES).catch((error: unknown) => {
+		throw new EditError(error instanceof FileRefused ? error.message : `cannot read ${file}`, "invalid-file");
 	});
-	try {
-		const root = client.toml
-			? ((await import("smol-toml")).parse(text) as Fields)
-			: (JSON.parse(text.replace(/^\uFEFF/, "")) as unknown);
-		if (!isObject(root)) throw new Error("the top level is not an object");
-		return root;
-	} catch (error) {
-		throw new EditError(
-			`${file}: not valid ${client.toml ? "TOML" : "JSON"} (${(error as Error).message.split("\n")[0]})`,
-			"invalid-file",
-		);
-	}
+	if (text === undefined)
+		throw new EditError(`no file at ${file}; name the file: pi-mcp import ${clientName} <file>`, "invalid-file");
+	const body = text.replace(/^\uFEFF/, "");
+	// A parser's message may quote the file's text (a value, a secret): only the position and the reason are shown.
+	const parsed = await (client.toml
+		? import("smol-toml").then((toml) => toml.parse(body))
+		: Promise.resolve(body).then(JSON.parse)
+	).then(
+		(root: unknown) => ({ root }),
+		async (error: { message?: string; line?: number; column?: number }) => {
+			if (!client.toml) return { problem: await jsonErrorMessage(body) };
+			const reason = (error.message ?? "").split("\n")[0]?.replace(/^Invalid TOML document: /, "") ?? "";
+			return { problem: `invalid TOML${error.line ? ` at line ${error.line}, column ${error.column}` : ""}: ${reason}` };
+		},
+	);
+	if ("problem" in parsed) throw new EditError(`${file}: ${parsed.problem}`, "invalid-file");
+	if (!isObject(parsed.root)) throw new EditError(`${file}: the top level is not an object`, "invalid-file");
+	return parsed.root;
 }
 
-type Outcome = Readonly<{ name: string; change?: Change; skipped?: string }>;
+type Outcome = Readonly<{ name: string; runs?: string; change?: Change; hints?: readonly string[]; skipped?: string }>;
 
-export async function runImport(io: CliIo, flags: Flags, args: readonly string[]): Promise<number> {
+/** Adds each wanted entry in turn (Ctrl+C stops between and within them); a refused one is skipped. */
+async function importEntries(
+	io: CliIo,
+	flags: Flags,
+	signal: AbortSignal,
+	source: Readonly<{ client: Client; file: string; scope: Scope; wanted: readonly string[] }>,
+	servers: Readonly<Record<string, unknown>>,
+): Promise<readonly Outcome[]> {
+	const outcomes: Outcome[] = [];
+	for (const [name, raw] of Object.entries(servers)) {
+		if (source.wanted.length > 0 && !source.wanted.includes(name)) continue;
+		signal.throwIfAborted();
+		const converted = convert(source.client, raw, source.file);
+		if ("skip" in converted) {
+			outcomes.push({ name, skipped: converted.skip });
+			continue;
+		}
+		const runs = runsText(converted.entry);
+		if (!flags.json) io.err(`pi-mcp: "${escapeName(name)}" runs: ${escapeName(runs)}\n`);
+		const hints = warnBeforeWriting(io, flags, converted.entry, source.scope);
+		try {
+			const change = await addServer(placeOf(io), source.scope, name, converted.entry, {
+				force: flags.force,
+				...waitingOf(io, signal),
+			});
+			const dropped =
+				converted.dropped.length > 0
+					? [`not imported: ${converted.dropped.map((key) => `"${escapeName(key)}"`).join(", ")} (no equivalent here)`]
+					: [];
+			outcomes.push({ name, runs, hints, change: { ...change, warnings: [...dropped, ...change.warnings] } });
+		} catch (error) {
+			if (!(error instanceof EditError)) throw error;
+			outcomes.push({ name, runs, skipped: error.message });
+		}
+	}
+	return outcomes;
+}
+
+export async function runImport(io: CliIo, flags: Flags, args: readonly string[], signal: AbortSignal): Promise<number> {
 	const [clientName, ...rest] = args;
 	const client = clientName === undefined ? undefined : CLIENTS[clientName];
 	if (!client) {
@@ -149,9 +211,7 @@ export async function runImport(io: CliIo, flags: Flags, args: readonly string[]
 	const named = first !== undefined && (/[/\\]/.test(first) || /\.(json|toml)$/i.test(first));
 	const file = named ? (isAbsolute(first) ? first : resolve(io.cwd, first)) : client.path(io);
 	const wanted = named ? others : rest;
-	if (!existsSync(file))
-		throw new EditError(`no file at ${file}; name the file: pi-mcp import ${clientName} <file>`, "invalid-file");
-	const servers = client.servers(await parseFile(client, file));
+	const servers = client.servers(await parseFile(client, file, clientName ?? ""));
 	if (!isObject(servers))
 		throw new EditError(
 			`${file} defines no servers (no ${client.toml ? "[mcp_servers.<name>]" : "server object"})`,
@@ -163,48 +223,24 @@ export async function runImport(io: CliIo, flags: Flags, args: readonly string[]
 			`${file} has no server ${missing.map((name) => `"${escapeName(name)}"`).join(", ")}; it has: ${Object.keys(servers).map(escapeName).join(", ")}`,
 			"unknown",
 		);
-	const outcomes: Outcome[] = [];
-	for (const [name, raw] of Object.entries(servers)) {
-		if (wanted.length > 0 && !wanted.includes(name)) continue;
-		const converted = convert(client, raw, file);
-		if ("skip" in converted) {
-			outcomes.push({ name, skipped: converted.skip });
-			continue;
-		}
-		try {
-			const change = await addServer(placeOf(io), flags.scope ?? "user", name, converted.entry, { force: flags.force });
-			const dropped =
-				converted.dropped.length > 0
-					? [`not imported: ${converted.dropped.map((key) => `"${key}"`).join(", ")} (no equivalent here)`]
-					: [];
-			outcomes.push({ name, change: { ...change, warnings: [...dropped, ...change.warnings] } });
-		} catch (error) {
-			if (!(error instanceof EditError)) throw error;
-			outcomes.push({ name, skipped: error.message });
-		}
-	}
-	const done = outcomes.flatMap((outcome) => (outcome.change ? [outcome.change] : []));
-	const skipped = outcomes.filter((outcome) => outcome.skipped !== undefined);
+	const scope = flags.scope ?? (client.project ? "project" : "user");
+	const outcomes = await importEntries(io, flags, signal, { client, file, scope, wanted }, servers);
+	const done = outcomes.filter((outcome) => outcome.change !== undefined);
+	const skipped = outcomes.flatMap(({ name, runs, skipped }) => (skipped === undefined ? [] : [{ name, runs, skipped }]));
 	if (flags.json) {
-		io.out(
-			jsonLine(
-				{
-					from: file,
-					imported: done.map((change) => ({
-						name: change.name,
-						action: change.action,
-						path: change.path,
-						warnings: change.warnings,
-					})),
-					skipped,
-				},
-				2,
-			),
-		);
+		const imported = done.map(({ name, runs, change, hints }) => ({
+			name,
+			action: change?.action,
+			scope: change?.scope,
+			path: change?.path,
+			runs,
+			entry: maskedEntry(change?.after),
+			warnings: [...(hints ?? []), ...(change?.warnings ?? [])],
+		}));
+		io.out(jsonLine({ from: file, scope, imported, skipped }, 2));
 	} else {
-		for (const change of done) report(io, { ...flags, json: false }, change);
-		for (const outcome of skipped)
-			io.err(`pi-mcp: skipped "${escapeName(outcome.name)}": ${escapeName(outcome.skipped ?? "")}\n`);
+		for (const { change } of done) if (change) report(io, { ...flags, json: false }, change);
+		for (const outcome of skipped) io.err(`pi-mcp: skipped "${escapeName(outcome.name)}": ${escapeName(outcome.skipped)}\n`);
 		io.out(`Imported ${done.length} of ${outcomes.length} server${outcomes.length === 1 ? "" : "s"} from ${file}.\n`);
 	}
 	if (done.length > 0 && flags.json) io.err(`${RELOAD_NOTE}\n`);

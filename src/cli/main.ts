@@ -83,10 +83,10 @@ export async function main(
 		return EXIT.ok;
 	}
 	const edit =
-		command === "import" ? async () => (await import("./import.ts")).runImport(io, flags, args) : EDIT_COMMANDS[command];
+		command === "import" ? async () => (await import("./import.ts")).runImport(io, flags, args, signal) : EDIT_COMMANDS[command];
 	if (edit) {
 		try {
-			return await edit(io, flags, args, rest);
+			return await edit(io, flags, args, rest, signal);
 		} catch (error) {
 			const { message, code, exit } = classify(error, signal);
 			return failure(io, json, message, code, exit);

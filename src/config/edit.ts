@@ -1,19 +1,24 @@
 /**
- * Edits `mcp.json` in place: add, replace, remove, enable and disable one entry. jsonc-parser's
- * `modify` changes only the entry's own text, so the order of keys, the indentation and everything
- * else in the file stay as the user wrote them; the result must stay strict JSON (Pi reads the file
+ * Edits `mcp.json` in place: add, replace, remove, enable and disable one entry. One text edit
+ * changes only the entry's own text (`members.ts`), so the other entries, the order of keys and the
+ * indentation stay byte for byte as the user wrote them; the result must stay strict JSON (Pi reads the file
  * with `JSON.parse`) and pass the same checks as loading (`loadConfig`), or nothing is written.
- * Shared by `pi-mcp add/remove/enable/disable/import` and the `/mcp` manager.
+ * Shared by `pi-mcp add/remove/enable/disable/import` and the `/mcp` manager. Each edit runs alone
+ * on its file (across processes too), re-reads it under the lock, and writes it through an exclusive
+ * temporary file (`safe-file.ts`).
  */
-import { existsSync, statSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { configPaths, type LoadOptions, loadConfig, MAX_FILE_BYTES } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { type ConfigSnapshot, closeMatches, isObject, SERVER_NAME } from "../schema.ts";
+import { setAt } from "./members.ts";
+import { editTarget, exclusiveEdit, FileRefused, inTurn, type LockWait, readBounded, writeExclusive } from "./safe-file.ts";
 import { MAX_DEPTH, scanJson } from "./scan.ts";
 import { jsonErrorMessage } from "./values.ts";
+
+export { MASK, maskedEntry, runsText, secretHints } from "./mask.ts";
 
 export type Scope = "user" | "project";
 
@@ -42,7 +47,26 @@ export type Change = Readonly<{
 	warnings: readonly string[];
 }>;
 
-type FileText = Readonly<{ path: string; scope: Scope; text?: string; servers: Readonly<Record<string, unknown>> }>;
+/** A file as read for an edit: `path` as configured, `target` the file written (a symlink's target). */
+type FileText = Readonly<{
+	path: string;
+	target: string;
+	scope: Scope;
+	text?: string;
+	servers: Readonly<Record<string, unknown>>;
+}>;
+
+/** How an edit waits: Ctrl+C (`signal`) stops it before anything is written; `onWait` hears of a held lock. */
+export type EditOptions = LockWait;
+
+/** A refusal of the file system layer as an edit error. */
+async function refusing<T>(work: Promise<T>): Promise<T> {
+	return work.catch((error: unknown) => {
+		if (error instanceof FileRefused)
+			throw new EditError(`${error.message.replace(/; nothing was changed$/, "")}; nothing was changed`, "invalid-file");
+		throw error;
+	});
+}
 
 export function pathOf(place: Place, scope: Scope): string {
 	return configPaths(place)[scope];
@@ -51,11 +75,9 @@ export function pathOf(place: Place, scope: Scope): string {
 /** Reads a file for editing: missing is fine (created on write); anything Pi could not read is refused. */
 export async function readForEdit(place: Place, scope: Scope): Promise<FileText> {
 	const path = pathOf(place, scope);
-	if (!existsSync(path)) return { path, scope, servers: {} };
-	const info = statSync(path);
-	if (!info.isFile()) throw new EditError(`${path} is not a regular file; nothing was changed`, "invalid-file");
-	if (info.size > MAX_FILE_BYTES) throw new EditError(`${path} is larger than 1 MiB; nothing was changed`, "invalid-file");
-	const text = await readFile(path, "utf8");
+	const target = await refusing(editTarget(path));
+	const text = await refusing(readBounded(target, MAX_FILE_BYTES));
+	if (text === undefined) return { path, target, scope, servers: {} };
 	const body = text.startsWith("\uFEFF") ? text.slice(1) : text;
 	const refuse = (problem: string): never => {
 		throw new EditError(`${path}: ${problem}; fix the file first (nothing was changed)`, "invalid-file");
@@ -78,25 +100,14 @@ export async function readForEdit(place: Place, scope: Scope): Promise<FileText>
 	if (!isObject(parsed.value)) return refuse("the top level must be an object");
 	const servers = parsed.value.mcpServers ?? {};
 	if (!isObject(servers)) return refuse('"mcpServers" must be an object');
-	return { path, scope, text, servers };
-}
-
-/** The indentation and line ends the file already uses (2 spaces for a new file). */
-function formatting(text: string): import("jsonc-parser").FormattingOptions {
-	const eol = text.includes("\r\n") ? "\r\n" : "\n";
-	const indent = /^([ \t]+)["{[]/m.exec(text)?.[1];
-	if (indent?.startsWith("\t")) return { insertSpaces: false, tabSize: 4, eol };
-	return { insertSpaces: true, tabSize: indent?.length ?? 2, eol };
+	return { path, target, scope, text, servers };
 }
 
 /** The file's text with `mcpServers[name]` (or one of its fields) set, or removed when `value` is undefined. */
-async function modified(file: FileText, path: readonly (string | number)[], value: unknown): Promise<string> {
-	const { modify, applyEdits } = await import("jsonc-parser");
+async function modified(file: FileText, path: readonly string[], value: unknown): Promise<string> {
 	const bom = file.text?.startsWith("\uFEFF") ? "\uFEFF" : "";
 	const base = file.text === undefined ? "{}\n" : file.text.slice(bom.length);
-	const formattingOptions = formatting(base);
-	const next = applyEdits(base, modify(base, ["mcpServers", ...path], value, { formattingOptions }));
-	return `${bom}${next}`;
+	return `${bom}${await setAt(base, ["mcpServers", ...path], value)}`;
 }
 
 /** `${VAR}` names a value uses. */
@@ -121,7 +132,8 @@ async function validate(place: Place, file: FileText, text: string, name: string
 		await writeFile(fake[file.scope], text);
 		const user = pathOf(place, "user");
 		// A project entry may only switch a user entry: the real user file gives it one to switch.
-		if (file.scope === "project" && existsSync(user)) await writeFile(fake.user, await readFile(user));
+		const userText = file.scope === "project" ? await refusing(readBounded(user, MAX_FILE_BYTES)) : undefined;
+		if (userText !== undefined) await writeFile(fake.user, userText);
 		const snapshot = await loadConfig({ ...place, agentDir, cwd, trusted: true });
 		const real = (message: string) => message.split(fake[file.scope]).join(file.path).split(fake.user).join(user);
 		const report = snapshot.files.find((entry) => entry.scope === file.scope);
@@ -142,19 +154,19 @@ async function validate(place: Place, file: FileText, text: string, name: string
 	}
 }
 
-/** Writes through a temporary file and a rename, so a reader never sees half a file; a new file is 0600. */
-async function write(path: string, text: string): Promise<void> {
-	await mkdir(dirname(path), { recursive: true });
-	const temporary = `${path}.pi-mcp-${process.pid}.tmp`;
-	const mode = existsSync(path) ? statSync(path).mode & 0o777 : 0o600;
-	try {
-		await writeFile(temporary, text, { mode });
-		await chmod(temporary, mode);
-		await rename(temporary, path);
-	} catch (error) {
-		await rm(temporary, { force: true });
-		throw error;
-	}
+/** Writes the file's target (see `safe-file.ts`), unless the edit was interrupted. */
+async function commit(file: FileText, text: string, options: EditOptions): Promise<void> {
+	options.signal?.throwIfAborted();
+	await writeExclusive(file.target, text);
+}
+
+/**
+ * Runs `work` alone on the file of `scope` (see `exclusiveEdit`); `work` reads the file itself, under
+ * the lock. A project file that really lies outside the project is not edited (see `editTarget`).
+ */
+async function alone<T>(place: Place, scope: Scope, options: EditOptions, work: () => Promise<T>): Promise<T> {
+	const target = await refusing(editTarget(pathOf(place, scope), scope === "project" ? place.cwd : undefined));
+	return refusing(exclusiveEdit(target, work, options));
 }
 
 function checkName(name: string): void {
@@ -166,40 +178,55 @@ function checkName(name: string): void {
 	}
 }
 
-/** Names in both files, for "did you mean". */
-async function knownNames(place: Place): Promise<readonly string[]> {
-	const read = await Promise.all((["user", "project"] as const).map((scope) => readForEdit(place, scope).catch(() => undefined)));
+/** Names in the files searched, for "did you mean". */
+async function knownNames(place: Place, scopes: readonly Scope[]): Promise<readonly string[]> {
+	const read = await Promise.all(scopes.map((scope) => readForEdit(place, scope).catch(() => undefined)));
 	return [...new Set(read.flatMap((file) => Object.keys(file?.servers ?? {})))];
 }
 
-/** A note when the same name is defined in the other file (a project entry replaces the user's). */
+/**
+ * For a project entry, a note when the user file defines the same name (the project's replaces it).
+ * A user entry gets none: that would parse a project file Pi may not trust (the README promises an
+ * untrusted one is not even parsed).
+ */
 async function shadowNote(place: Place, scope: Scope, name: string): Promise<readonly string[]> {
-	const other = await readForEdit(place, scope === "user" ? "project" : "user").catch(() => undefined);
-	if (!other || !(name in other.servers)) return [];
-	return scope === "user"
-		? [`the project file ${other.path} also defines "${name}"; where Pi trusts that project, its entry is used instead`]
-		: [`this entry replaces the user file's "${name}" (${other.path}) wherever Pi trusts this project`];
+	if (scope !== "project") return [];
+	const user = await readForEdit(place, "user").catch(() => undefined);
+	if (!user || !(name in user.servers)) return [];
+	return [`this entry replaces the user file's "${name}" (${user.path}) wherever Pi trusts this project`];
 }
 
 /** Adds an entry (or replaces one with `force`); refused when the name exists, or the result would not load. */
-export async function addServer(
+export function addServer(
 	place: Place,
 	scope: Scope,
 	name: string,
 	entry: Readonly<Record<string, unknown>>,
-	options: Readonly<{ force?: boolean }> = {},
+	options: Readonly<{ force?: boolean }> & EditOptions = {},
+): Promise<Change> {
+	return inTurn(() => add(place, scope, name, entry, options));
+}
+
+async function add(
+	place: Place,
+	scope: Scope,
+	name: string,
+	entry: Readonly<Record<string, unknown>>,
+	options: Readonly<{ force?: boolean }> & EditOptions,
 ): Promise<Change> {
 	checkName(name);
-	const file = await readForEdit(place, scope);
-	const before = file.servers[name];
-	if (before !== undefined && !options.force) {
-		throw new EditError(`server "${name}" already exists in ${file.path}; pass --force to replace it`, "exists");
-	}
-	const text = await modified(file, [name], entry);
-	const warnings = [...(await validate(place, file, text, name)), ...(await shadowNote(place, scope, name))];
-	await write(file.path, text);
-	const action = before === undefined ? "added" : "replaced";
-	return { path: file.path, scope, name, action, before, after: entry, createdFile: file.text === undefined, warnings };
+	return alone(place, scope, options, async () => {
+		const file = await readForEdit(place, scope);
+		const before = file.servers[name];
+		if (before !== undefined && !options.force) {
+			throw new EditError(`server "${name}" already exists in ${file.path}; pass --force to replace it`, "exists");
+		}
+		const text = await modified(file, [name], entry);
+		const warnings = [...(await validate(place, file, text, name)), ...(await shadowNote(place, scope, name))];
+		await commit(file, text, options);
+		const action = before === undefined ? "added" : "replaced";
+		return { path: file.path, scope, name, action, before, after: entry, createdFile: file.text === undefined, warnings };
+	});
 }
 
 /**
@@ -227,26 +254,45 @@ export async function findDefiningFile(place: Place, name: string, scope?: Scope
 		);
 	}
 	const where = scope ? `the ${scope} file ${pathOf(place, scope)}` : `${pathOf(place, "user")} or ${pathOf(place, "project")}`;
-	const close = closeMatches(name, await knownNames(place));
-	const hint = close.length > 0 ? `; did you mean ${close.map((each) => `"${each}"`).join(" or ")}?` : "";
+	const close = closeMatches(name, await knownNames(place, scopes));
+	const hint = close.length > 0 ? `; did you mean ${close.map((each) => `"${escapeName(each)}"`).join(" or ")}?` : "";
 	throw new EditError(`no server "${escapeName(name)}" in ${where}${hint}`, "unknown");
 }
 
 /** Removes the entry from the file that defines it. */
-export async function removeServer(place: Place, name: string, scope?: Scope, snapshot?: ConfigSnapshot): Promise<Change> {
-	const file = await findDefiningFile(place, name, scope, snapshot);
-	const text = await modified(file, [name], undefined);
-	const warnings = await validate(place, file, text, undefined);
-	await write(file.path, text);
-	return {
-		path: file.path,
-		scope: file.scope,
-		name,
-		action: "removed",
-		before: file.servers[name],
-		createdFile: false,
-		warnings,
-	};
+export function removeServer(
+	place: Place,
+	name: string,
+	scope?: Scope,
+	snapshot?: ConfigSnapshot,
+	options: EditOptions = {},
+): Promise<Change> {
+	return inTurn(() => remove(place, name, scope, snapshot, options));
+}
+
+async function remove(
+	place: Place,
+	name: string,
+	scope: Scope | undefined,
+	snapshot: ConfigSnapshot | undefined,
+	options: EditOptions,
+): Promise<Change> {
+	const chosen = (await findDefiningFile(place, name, scope, snapshot)).scope;
+	return alone(place, chosen, options, async () => {
+		const file = await findDefiningFile(place, name, chosen, snapshot);
+		const text = await modified(file, [name], undefined);
+		const warnings = await validate(place, file, text, undefined);
+		await commit(file, text, options);
+		return {
+			path: file.path,
+			scope: file.scope,
+			name,
+			action: "removed",
+			before: file.servers[name],
+			createdFile: false,
+			warnings,
+		};
+	});
 }
 
 /**
@@ -254,32 +300,45 @@ export async function removeServer(place: Place, name: string, scope?: Scope, sn
  * key, which would contradict it, goes). With `scope` "project" and only a user entry, the project
  * file gets an override entry (`{"enabled": false}`), which switches the user's entry in that project only.
  */
-export async function setEnabled(
+export function setEnabled(
 	place: Place,
 	name: string,
 	enabled: boolean,
 	scope?: Scope,
 	snapshot?: ConfigSnapshot,
+	options: EditOptions = {},
+): Promise<Change> {
+	return inTurn(() => toggle(place, name, enabled, scope, snapshot, options));
+}
+
+async function toggle(
+	place: Place,
+	name: string,
+	enabled: boolean,
+	scope: Scope | undefined,
+	snapshot: ConfigSnapshot | undefined,
+	options: EditOptions,
 ): Promise<Change> {
 	const project = scope === "project" ? await readForEdit(place, "project") : undefined;
 	const user = project && !(name in project.servers) ? await readForEdit(place, "user") : undefined;
-	const file = project && user && name in user.servers ? project : await findDefiningFile(place, name, scope, snapshot);
+	const override = project !== undefined && user !== undefined && name in user.servers;
+	const chosen = override ? "project" : (await findDefiningFile(place, name, scope, snapshot)).scope;
+	// Under the lock the file is read again: what another edit changed meanwhile is kept.
+	return alone(place, chosen, options, async () => {
+		const read = await readForEdit(place, chosen);
+		const file = override || name in read.servers ? read : await findDefiningFile(place, name, chosen, snapshot);
+		return toggled(place, file, name, enabled, options);
+	});
+}
+
+async function toggled(place: Place, file: FileText, name: string, enabled: boolean, options: EditOptions): Promise<Change> {
 	const before = file.servers[name];
 	const current = isObject(before) ? before : {};
 	const isOn = current.enabled === undefined ? current.disabled !== true : current.enabled === true;
 	const action = enabled ? "enabled" : "disabled";
-	if (before !== undefined && isOn === enabled && current.disabled === undefined) {
-		return {
-			path: file.path,
-			scope: file.scope,
-			name,
-			action: "unchanged",
-			before,
-			after: before,
-			createdFile: false,
-			warnings: [],
-		};
-	}
+	const unchanged = before !== undefined && isOn === enabled && current.disabled === undefined;
+	const common = { path: file.path, scope: file.scope, name, before, createdFile: file.text === undefined && !unchanged };
+	if (unchanged) return { ...common, action: "unchanged", after: before, warnings: [] };
 	const withoutDisabled = "disabled" in current ? await modified(file, [name, "disabled"], undefined) : undefined;
 	const base = withoutDisabled === undefined ? file : { ...file, text: withoutDisabled };
 	const text = await modified(
@@ -288,70 +347,19 @@ export async function setEnabled(
 		before === undefined ? { enabled } : enabled,
 	);
 	const warnings = await validate(place, file, text, name);
-	await write(file.path, text);
+	await commit(file, text, options);
 	const after = JSON.parse(text.replace(/^\uFEFF/, "")).mcpServers[name] as unknown;
-	return { path: file.path, scope: file.scope, name, action, before, after, createdFile: file.text === undefined, warnings };
+	return { ...common, action, after, warnings };
 }
 
-/** The entries named `name` as written, in the files that define them (user first). */
+/** The entries named `name` as written, in the files of `scopes` that define them (user first). */
 export async function readEntries(
 	place: Place,
 	name: string,
+	scopes: readonly Scope[] = ["user", "project"],
 ): Promise<readonly Readonly<{ path: string; scope: Scope; entry: unknown }>[]> {
-	const files = await Promise.all((["user", "project"] as const).map((scope) => readForEdit(place, scope)));
+	const files = await Promise.all(scopes.map((scope) => readForEdit(place, scope)));
 	return files
 		.filter((file) => name in file.servers)
 		.map((file) => ({ path: file.path, scope: file.scope, entry: file.servers[name] }));
-}
-
-const SECRET_PART =
-	/^(token|secret|password|passwd|pass|pwd|key|apikey|auth|authorization|credential|credentials|cookie|session)$/i;
-
-/** A value shown in place of one that may hold a secret. */
-export const MASK = "********";
-
-/** A value is shown as written only when it is made of `${VAR}` references (and an auth scheme word). */
-function isReference(value: string): boolean {
-	const literal = value.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "").trim();
-	return value.includes("${") && (literal === "" || /^(bearer|basic|token)$/i.test(literal));
-}
-
-/** The entry with every `env` and `headers` value masked unless it is a `${VAR}` reference, and URL query values masked. */
-export function maskedEntry(entry: unknown): unknown {
-	if (!isObject(entry)) return entry;
-	const mask = (values: unknown) =>
-		isObject(values)
-			? Object.fromEntries(
-					Object.entries(values).map(([key, value]) => [key, typeof value === "string" && isReference(value) ? value : MASK]),
-				)
-			: values;
-	const url = typeof entry.url === "string" && URL.canParse(entry.url) ? new URL(entry.url) : undefined;
-	for (const key of url ? [...url.searchParams.keys()] : []) url?.searchParams.set(key, MASK);
-	return {
-		...entry,
-		...(entry.env !== undefined ? { env: mask(entry.env) } : {}),
-		...(entry.headers !== undefined ? { headers: mask(entry.headers) } : {}),
-		...(url && url.search !== "" ? { url: url.href.replaceAll(encodeURIComponent(MASK), MASK) } : {}),
-	};
-}
-
-/**
- * Hints for literal values that look like secrets: an `env` or `headers` name with a part (split on
- * `-`, `_`) such as token, secret or key, or an `Authorization` header, holding text rather than `${VAR}`.
- */
-export function secretHints(entry: unknown): readonly string[] {
-	if (!isObject(entry)) return [];
-	return (["env", "headers"] as const).flatMap((field) => {
-		const values = entry[field];
-		if (!isObject(values)) return [];
-		return Object.entries(values).flatMap(([key, value]) => {
-			if (typeof value !== "string" || value.length === 0 || isReference(value)) return [];
-			const secretName = key.split(/[-_]/).some((part) => SECRET_PART.test(part));
-			if (!secretName) return [];
-			const variable = key.toUpperCase().replace(/[^A-Z0-9_]/g, "_");
-			return [
-				`${field}.${key} holds a literal value that looks like a secret: store "\${${variable}}" instead and set ${variable} in the environment Pi runs in`,
-			];
-		});
-	});
 }

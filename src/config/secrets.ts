@@ -44,19 +44,39 @@ export function isSecretName(name: string): boolean {
 
 /**
  * Secrets in a URL: the password (the user name too when it stands alone, as in
- * `https://TOKEN@host`), every query value under a secret name, and other query values of 8+
- * characters.
+ * `https://TOKEN@host`), every query value under a secret name, other query values of 8+
+ * characters, and path segments that look like tokens (`isTokenSegment`: a webhook's secret).
  */
 export function urlSecrets(text: string): readonly string[] {
-	// Only a URL with userinfo or a query holds any; most arguments are neither.
-	if (!/^[A-Za-z][\w+.-]*:\/\/[^\s]*[@?]/.test(text)) return [];
+	// Only a URL with userinfo, a query or a long path segment holds any; most arguments are neither.
+	if (!/^[A-Za-z][\w+.-]*:\/\/(?:[^\s]*[@?]|[^\s/]*\/[^\s]*[^\s/]{16})/.test(text)) return [];
 	const url = URL.canParse(text) ? new URL(text) : undefined;
 	if (!url) return [];
 	const user = [url.password, url.password === "" ? url.username : ""].map(decode);
 	const query = [...url.searchParams].flatMap(([name, value]) =>
 		isSecretName(name) || value.length >= MIN_UNNAMED ? [value, encodeURIComponent(value)] : [],
 	);
-	return [...user, ...query].filter((value) => value !== "");
+	const path = url.pathname.split("/").flatMap((segment) => (isTokenSegment(decode(segment)) ? [segment, decode(segment)] : []));
+	return [...new Set([...user, ...query, ...path])].filter((value) => value !== "");
+}
+
+/**
+ * Whether a URL path segment looks like a token rather than a word or an id: 16+ characters of the
+ * kinds tokens are made of, mixing at least two of lower case, upper case and digits, and varied
+ * (3.5+ bits of entropy a character): `B01234ABCDEF/xYz9…` yes, `modelcontextprotocol` or
+ * `2025-03-26` no. A false positive only hides a segment.
+ */
+export function isTokenSegment(segment: string): boolean {
+	if (segment.length < 16 || !/^[\w.~+=-]+$/.test(segment)) return false;
+	const kinds = [/[a-z]/, /[A-Z]/, /[0-9]/].filter((kind) => kind.test(segment)).length;
+	if (kinds < 2) return false;
+	const counts = new Map<string, number>();
+	for (const char of segment) counts.set(char, (counts.get(char) ?? 0) + 1);
+	const bits = [...counts.values()].reduce((sum, count) => {
+		const p = count / segment.length;
+		return sum - p * Math.log2(p);
+	}, 0);
+	return bits >= 3.5;
 }
 
 function decode(text: string): string {
@@ -67,14 +87,17 @@ function decode(text: string): string {
 	}
 }
 
+/** A secret found in a command's arguments: which argument holds it, and the flag or key that named it. */
+export type ArgumentSecret = Readonly<{ index: number; value: string; name?: string }>;
+
 /**
  * Secrets in a command's arguments: the value after a flag whose name is a credential's
  * (`--password hunter2`, `--token=x`), a `KEY=value` whose key is one (`API_KEY=x`), and what
  * `urlSecrets` finds in any argument or value that is a URL. One cheap test per argument in the
  * usual case: an entry may hold thousands of arguments.
  */
-export function argumentSecrets(args: readonly string[]): readonly string[] {
-	const found: string[] = [];
+export function secretArguments(args: readonly string[]): readonly ArgumentSecret[] {
+	const found: ArgumentSecret[] = [];
 	args.forEach((arg, index) => {
 		// `--name=value` or `NAME=value` only when what precedes `=` is a name (not a URL's query).
 		const equals = arg.indexOf("=");
@@ -83,10 +106,16 @@ export function argumentSecrets(args: readonly string[]): readonly string[] {
 		const value = assigned ? arg.slice(equals + 1) : arg;
 		if (MAYBE_SECRET.test(name) && isSecretName(name)) {
 			const next = args[index + 1];
-			if (assigned && value !== "") found.push(value);
-			else if (!assigned && arg.startsWith("-") && next !== undefined && next !== "") found.push(next);
+			if (assigned && value !== "") found.push({ index, value, name });
+			else if (!assigned && arg.startsWith("-") && next !== undefined && next !== "")
+				found.push({ index: index + 1, value: next, name });
 		}
-		if (value.includes("://")) found.push(...urlSecrets(value));
+		if (value.includes("://")) for (const secret of urlSecrets(value)) found.push({ index, value: secret });
 	});
 	return found;
+}
+
+/** The values `secretArguments` finds (what the sanitiser redacts). */
+export function argumentSecrets(args: readonly string[]): readonly string[] {
+	return secretArguments(args).map((secret) => secret.value);
 }
