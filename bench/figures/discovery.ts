@@ -44,7 +44,7 @@ type Peers = Readonly<{ pi: PiToolSearch; adapter: AdapterSearch }>;
 const load = <T>(path: string): Promise<T> => import(pathToFileURL(join(ROOT, "node_modules", path)).href) as Promise<T>;
 
 /** The peers' rankers, loaded from the installed packages when the figure runs. */
-async function loadPeers(): Promise<Peers> {
+export async function loadPeers(): Promise<Peers> {
 	return {
 		pi: await load<PiToolSearch>("@earendil-works/pi-coding-agent/dist/extensions/tool-search/tool.js"),
 		adapter: await load<AdapterSearch>("pi-mcp-adapter/search-ranking.ts"),
