@@ -16,17 +16,23 @@ import { FRESH, HOLDOUT, type Query, split } from "../data/discovery-queries.ts"
 import { ROOT } from "../lib/pi.ts";
 import { catalog } from "./discovery.ts";
 
-export type Entry = Readonly<{ server: string; tool: SearchTool; id: string }>;
+export type Entry = Readonly<{ server: string; tool: SearchTool & Readonly<{ origin: string }>; id: string }>;
 export type Half = Readonly<{ name: string; queries: readonly Query[] }>;
 export type Catalog = Readonly<{ name: string; entries: readonly Entry[]; tune: readonly Half[]; heldOut: readonly Half[] }>;
 
-type Listed = Readonly<{ servers: readonly Readonly<{ server: string; tools: readonly SearchTool[] }>[] }>;
+type Listed = Readonly<{
+	servers: readonly Readonly<{ server: string; package: string; version: string; tools: readonly SearchTool[] }>[];
+}>;
 
 /** Catalog 2: published servers outside the shared catalog, as their own tools/list gave them. */
 export function catalog2(): Entry[] {
 	const listed = JSON.parse(readFileSync(join(ROOT, "bench", "data", "catalog2.json"), "utf8")) as Listed;
 	return listed.servers.flatMap((source) =>
-		source.tools.map((tool) => ({ server: source.server, tool, id: `${source.server}/${tool.name}` })),
+		source.tools.map((tool) => ({
+			server: source.server,
+			tool: { ...tool, origin: `npm:${source.package}@${source.version}` },
+			id: `${source.server}/${tool.name}`,
+		})),
 	);
 }
 

@@ -21,11 +21,13 @@ for (const catalog of catalogs()) {
 			const scores = ranks.map(
 				({ name, rank }) => `${name} ${two(score(rank, half.queries).top1)}/${two(score(rank, half.queries).top3)}`,
 			);
-			const reading = summarizeReading(await read(catalog.entries, half.queries));
+			const readings = await read(catalog.entries, half.queries);
+			const reading = summarizeReading(readings);
 			console.log(
 				`${catalog.name} · ${half.name} (n ${half.queries.length}): top-1/top-3 ${scores.join(", ")}; first 20 names ${two(reading.first20)}, extra names ${two(reading.weak)}, tokens mean ${reading.meanTokens.toFixed(0)} max ${reading.maxTokens}`,
 			);
 			if (kind !== "tune" || !showMisses) continue;
+			for (const missed of readings.filter((entry) => !entry.first20)) console.log(`   NOT IN FIRST 20 "${missed.query.q}"`);
 			const ours = ranks[0]?.rank;
 			for (const query of half.queries) {
 				const got = ours?.(query.q) ?? [];

@@ -9,6 +9,7 @@
  * unknown word's typo scan compares it with at most `LIMITS.typoScan` known words of its buckets.
  */
 import type { SearchIndex, SearchTool } from "./build.ts";
+import { CUES, correctGeneral, fit, type Intent, readIntent, toolClasses } from "./intent.ts";
 import { SYNONYM_GROUPS } from "./synonyms.ts";
 import { editDistance, LIMITS, queryWords, squash, stem, words } from "./text.ts";
 
@@ -23,6 +24,9 @@ const K1 = 3;
 const LIST = stem("list");
 /** The lift of a listing tool for a one-idea query (see `search`). */
 const BROWSE = 1.15;
+
+/** The lift of a tool of a server the query names (`redis get`): a hint, not a match. */
+const HINT = 1.3;
 
 /** How much an alternative of a query word counts, relative to the word itself. */
 const WEIGHT = { synonym: 0.7, typo1: 0.8, typo2: 0.6, compound: 0.9, prefix: 0.5 } as const;
@@ -107,6 +111,30 @@ function repairs<T extends SearchTool>(index: SearchIndex<T>, word: string): Var
 	});
 }
 
+/**
+ * A misspelled general word (`delte`, `lsit`) the index does not hold: the word meant and its
+ * synonyms, which the index may hold (`delete` → `remove_user`).
+ */
+function general(word: string): Variant[] {
+	const meant = correctGeneral(word);
+	if (meant === undefined) return [];
+	const stemmed = stem(meant);
+	const alternatives = (synonyms().get(stemmed) ?? []).map((terms) => ({ terms, weight: WEIGHT.typo1 * WEIGHT.synonym }));
+	return [{ terms: [stemmed], weight: WEIGHT.typo1 }, ...alternatives];
+}
+
+/**
+ * The ideas a tool must match: the query's concepts less the words that only name a server
+ * (`hubspot`) or cue an intent (`show`), when other ideas remain; those weigh in through `fit`.
+ */
+export function mainConcepts<T extends SearchTool>(index: SearchIndex<T>, query: string, intent: Intent): Concept[] {
+	const ideas = concepts(index, query);
+	const hints = new Set(intent.servers.values());
+	const head = (idea: Concept) => idea.variants[0]?.terms.join(" ") ?? "";
+	const main = ideas.filter((idea) => !hints.has(head(idea)) && !CUES.has(head(idea)));
+	return main.length > 0 ? main : ideas;
+}
+
 export function concepts<T extends SearchTool>(index: SearchIndex<T>, query: string): Concept[] {
 	const all = queryWords(query);
 	const kept = all.filter((word) => !STOP_WORDS.has(word));
@@ -132,7 +160,10 @@ export function concepts<T extends SearchTool>(index: SearchIndex<T>, query: str
 		if (out.some((idea) => idea.variants.some((variant) => variant.terms.length === 1 && variant.terms[0] === stemmed))) return;
 		const alternatives = (table.get(stemmed) ?? []).map((terms) => ({ terms, weight: WEIGHT.synonym }));
 		const known = index.postings.has(stemmed) || index.surface.has(word);
-		out.push({ size: 1, variants: [{ terms: [stemmed], weight: 1 }, ...alternatives, ...(known ? [] : repairs(index, word))] });
+		out.push({
+			size: 1,
+			variants: [{ terms: [stemmed], weight: 1 }, ...alternatives, ...(known ? [] : [...repairs(index, word), ...general(word)])],
+		});
 	});
 	return out;
 }
@@ -148,7 +179,8 @@ const namesIdea = (idea: Concept | undefined, names: ReadonlySet<string>): boole
 export function search<T extends SearchTool>(index: SearchIndex<T>, query: string, limit = 10): Hit<T>[] {
 	const n = index.docs.length;
 	if (n === 0) return [];
-	const ideas = concepts(index, query);
+	const intent = readIntent(index, query);
+	const ideas = mainConcepts(index, query, intent);
 	const idf = (term: string): number => {
 		const df = index.postings.get(term)?.docs.length ?? 0;
 		return Math.log(1 + (n - df + 0.5) / (df + 0.5));
@@ -205,7 +237,10 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 		// A query naming one thing and no action ("notifications", "pull requests") most often means to see
 		// them: among tools that match it, one that lists them comes first.
 		const browse = ideas.length === 1 && names.has(LIST) && namesIdea(ideas[0], names) ? BROWSE : 1;
-		return { doc, tier: isExact ? 2 : sameWords ? 1 : 0, score: total * coverage * browse };
+		const entry = index.docs[doc];
+		const fits = entry ? fit(intent, toolClasses(entry.tool, names)) : 1;
+		const hinted = entry && intent.servers.has(entry.server) ? HINT : 1;
+		return { doc, tier: isExact ? 2 : sameWords ? 1 : 0, score: total * coverage * browse * fits * hinted };
 	});
 	ranked.sort((a, b) => b.tier - a.tier || b.score - a.score || a.doc - b.doc);
 	return ranked.slice(0, limit).flatMap(({ doc, score }) => {

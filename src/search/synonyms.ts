@@ -50,4 +50,9 @@ export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
 	["merge", "combine", "join"],
 	["emulate", "simulate", "mimic"],
 	["dialog", "popup", "pop-up", "modal"],
+	["select", "choose", "pick"],
+	["backup", "back up"],
+	["database", "db"],
+	["postgres", "postgresql", "pg"],
+	["start", "kick off", "launch"],
 ];
