@@ -162,6 +162,8 @@ export function fit(intent: Intent, classes: ReadonlySet<VerbClass>): number {
 	if (asked.size === 0) return 1;
 	const same = [...classes].some((name) => asked.has(name));
 	if (same) return intent.many === "plural" ? 1.1 : 1.2;
+	// A plural noun alone (`queues`) only hints at a listing: `comit changes` may still want a commit.
+	if (intent.verbs.size === 0 && intent.many !== "explicit") return 1;
 	const wrong = [...classes].some((name) => MUTATING.has(name) && !asked.has(name));
 	return wrong ? 0.7 : 1;
 }

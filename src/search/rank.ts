@@ -140,18 +140,23 @@ export function concepts<T extends SearchTool>(index: SearchIndex<T>, query: str
 	const kept = all.filter((word) => !STOP_WORDS.has(word));
 	const table = synonyms();
 	const out: Concept[] = [];
-	const skip = { next: false };
+	const skip = { words: 0 };
 	all.forEach((word, i) => {
-		if (skip.next) {
-			skip.next = false;
+		if (skip.words > 0) {
+			skip.words -= 1;
 			return;
 		}
-		const next = all[i + 1];
-		const pair = next === undefined ? undefined : `${stem(word)} ${stem(next)}`;
-		if (pair && table.has(pair)) {
-			skip.next = true;
-			const alternatives = (table.get(pair) ?? []).map((terms) => ({ terms, weight: WEIGHT.synonym }));
-			out.push({ size: 2, variants: [{ terms: pair.split(" "), weight: 1 }, ...alternatives] });
+		// A typed phrase of the table (`pull request`, `who am i`) is one idea: three words, then two.
+		const phrase = [3, 2]
+			.map((size) => all.slice(i, i + size))
+			.filter((run) => run.length > 1)
+			.map((run) => run.map(stem).join(" "))
+			.find((key) => table.has(key));
+		if (phrase) {
+			const terms = phrase.split(" ");
+			skip.words = terms.length - 1;
+			const alternatives = (table.get(phrase) ?? []).map((other) => ({ terms: other, weight: WEIGHT.synonym }));
+			out.push({ size: terms.length, variants: [{ terms, weight: 1 }, ...alternatives] });
 			return;
 		}
 		if (kept.length > 0 && STOP_WORDS.has(word)) return;
