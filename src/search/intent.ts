@@ -120,7 +120,8 @@ function namedServers<T extends SearchTool>(index: SearchIndex<T>, stems: readon
 			counts.set(entry.server, count);
 		}
 		for (const [server, count] of counts) {
-			if (count.all < 0.8 * docs.length) continue;
+			// One server's search: every word is its own; only the words of its name are hints.
+			if (count.all < 0.8 * docs.length || (serverSizes(index).size === 1 && !words(server).map(stem).includes(term))) continue;
 			const size = serverSizes(index).get(server) ?? 0;
 			const inName = words(server).map(stem).includes(term);
 			if (inName || (size >= 3 && count.named >= 0.6 * size)) found.set(server, term);

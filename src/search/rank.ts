@@ -34,7 +34,8 @@ const WEIGHT = { synonym: 0.7, typo1: 0.8, typo2: 0.6, compound: 0.9, prefix: 0.
 const STOP_WORDS = new Set(
 	(
 		"a an the to of in on for with and or is are be it its this that these those my me i we you your our at by from as into " +
-		"about can could would should will do does please some any all how what which who where when want need am using use"
+		"about can could would should will do does please some any all how what which who where when want need am using use " +
+		"have has had there them they"
 	).split(" "),
 );
 
