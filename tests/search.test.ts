@@ -268,6 +268,8 @@ describe("general rules (#42): they hold for servers nobody tuned the search on"
 				tool("get_worker", "Get one worker's script and settings by its id."),
 				tool("update_worker", "Update a worker's script or settings."),
 				tool("worker_list", "List workers in your account."),
+				tool("create_route", "Create a route for a worker."),
+				tool("list_routes", "List the routes of a worker."),
 			],
 		},
 	];
@@ -275,6 +277,8 @@ describe("general rules (#42): they hold for servers nobody tuned the search on"
 	test("intent: show/all/which ask for the listing tool, `by id` for one, and the verb's class for the rest", () => {
 		assert.equal(first(workers, "show me all my workers"), "edge/worker_list");
 		assert.equal(first(workers, "which workers do I have"), "edge/worker_list");
+		assert.match(first(workers, "show all workers and their routes"), /^edge\/(worker_list|list_routes)$/);
+		assert.equal(first(workers, "which routes does a worker have"), "edge/list_routes");
 		assert.equal(first(workers, "worker by id"), "edge/get_worker");
 		assert.equal(first(workers, "change the settings of a worker"), "edge/update_worker");
 		assert.equal(first(workers, "remove a worker"), "edge/delete_worker");
@@ -282,10 +286,13 @@ describe("general rules (#42): they hold for servers nobody tuned the search on"
 
 	test("a server's name in the query is a hint about where to look, not a thing the tool must be about", () => {
 		const sources = [
-			{ server: "acme", tools: [tool("acme-list-contacts", "List contacts."), tool("acme-create-contact", "Create a contact.")] },
-			{ server: "mail", tools: [tool("send_email", "Send an email to a contact.")] },
+			{
+				server: "acme",
+				tools: [tool("acme-list-contacts", "List Acme contacts."), tool("acme-create-contact", "Create a contact in Acme.")],
+			},
+			{ server: "mail", tools: [tool("send_email", "Send an email.")] },
 		];
-		assert.equal(first(sources, "send an email to an acme contact"), "mail/send_email");
+		assert.equal(first(sources, "email an acme contact"), "mail/send_email");
 		// Alone with another word, the hint still picks its server's tool.
 		assert.equal(first(sources, "acme contacts"), "acme/acme-list-contacts");
 	});
