@@ -14,7 +14,6 @@ import { CATALOG2_HOLDOUT } from "../data/catalog2-holdout.ts";
 import { CATALOG2_TUNE } from "../data/catalog2-tune.ts";
 import { FRESH, HOLDOUT, type Query, split } from "../data/discovery-queries.ts";
 import { ROOT } from "../lib/pi.ts";
-import { catalog } from "./discovery.ts";
 
 export type Entry = Readonly<{ server: string; tool: SearchTool & Readonly<{ origin: string }>; id: string }>;
 export type Half = Readonly<{ name: string; queries: readonly Query[] }>;
@@ -37,12 +36,12 @@ export function catalog2(): Entry[] {
 }
 
 /** Both catalogs with their halves: catalog 1's two query sets (each split in two), catalog 2's own. */
-export function catalogs(): Catalog[] {
+export function catalogs(first: readonly Entry[]): Catalog[] {
 	const { tune, heldOut } = split();
 	return [
 		{
 			name: "catalog 1",
-			entries: catalog(),
+			entries: first,
 			tune: [
 				{ name: "first set, tuning", queries: tune },
 				{ name: "second set, tuning (FRESH)", queries: FRESH },
