@@ -176,7 +176,12 @@ describe("discovery in a real Pi", () => {
 		const text = search?.text ?? "";
 		assert.match(text, /\n(Weak match: .*|Tools by name, to judge by meaning:)\n/, text);
 		assert.ok(text.split(/\s+/).includes("list_dependabot_alerts"), `the tool is in the names the model reads:\n${text}`);
-		const names = text.split("\n").at(-1)?.replace(/ … \(.*$/, "").split(" ") ?? [];
+		const names =
+			text
+				.split("\n")
+				.at(-1)
+				?.replace(/ … \(.*$/, "")
+				.split(" ") ?? [];
 		assert.ok(names.length >= MIN_NAMES && names.length <= MAX_NAMES, `${names.length} names, not the server's every name`);
 		assert.ok(text.length <= WEAK_RESULT_CHARS, `${text.length} characters`);
 		assert.equal(call?.isError, false, call?.text);

@@ -5,7 +5,7 @@
  * through the caps of `text.ts`, and `indexOf` builds in slices that give the event loop back every
  * few milliseconds, so no tool list holds Pi's terminal still while the model writes its call.
  */
-import { LIMITS, squash, stem } from "./text.ts";
+import { LIMITS, squash, stem, words } from "./text.ts";
 
 export type SearchTool = Readonly<{
 	name: string;
@@ -53,6 +53,11 @@ export type SearchIndex<T extends SearchTool> = Readonly<{
 	prefixBuckets: ReadonlyMap<string, readonly string[]>;
 	/** Squashed name (and `server/name`) → documents, for exact names. */
 	names: ReadonlyMap<string, readonly number[]>;
+	/**
+	 * Stem → the servers it may name: a word of the server's name, or of most of its tools' names
+	 * (`hubspot-list-objects`, 3 tools or more). The query reads it to tell a server's name from a thing.
+	 */
+	serverWords: ReadonlyMap<string, readonly string[]>;
 }>;
 
 /** Parameter names and descriptions, depth first, within `LIMITS.params` and `LIMITS.paramChars`. */
@@ -253,7 +258,25 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 		indexed.push({ ...doc, nameStems: new Set(Array.from(counted[index]?.name ?? [], (id) => stems[id] ?? "")) });
 		yield;
 	}
-	return { docs: indexed, postings, surface, typoBuckets, prefixBuckets, names };
+	return { docs: indexed, postings, surface, typoBuckets, prefixBuckets, names, serverWords: serverWords(indexed) };
+}
+
+/** See `SearchIndex.serverWords`: one pass over the tools' name stems. */
+function serverWords(docs: readonly Doc<SearchTool>[]): Map<string, string[]> {
+	const counts = new Map<string, { size: number; terms: Map<string, number> }>();
+	for (const doc of docs) {
+		const server = counts.get(doc.server) ?? { size: 0, terms: new Map<string, number>() };
+		counts.set(doc.server, server);
+		server.size += 1;
+		for (const term of doc.nameStems) server.terms.set(term, (server.terms.get(term) ?? 0) + 1);
+	}
+	const out = new Map<string, string[]>();
+	for (const [server, { size, terms }] of counts) {
+		const named = new Set(words(server.slice(0, LIMITS.nameChars)).map(stem));
+		if (size >= 3) for (const [term, n] of terms) if (n >= 0.6 * size) named.add(term);
+		for (const term of named) out.set(term, [...(out.get(term) ?? []), server]);
+	}
+	return out;
 }
 
 /** Builds the index of the given servers' tools at once (tests, the bench; the extension uses `indexOf`). */

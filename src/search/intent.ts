@@ -37,9 +37,6 @@ const CLASSES: Readonly<Record<VerbClass, readonly string[]>> = {
 	run: ["run", "execute", "exec", "invoke", "trigger", "call", "evaluate", "eval", "deploy"],
 };
 
-/** Classes that change things: a tool doing one of them is the wrong tool for a query asking another. */
-const MUTATING: ReadonlySet<VerbClass> = new Set(["create", "delete", "update"]);
-
 /** Verb (as written, and as stemmed for tool names) → its classes. */
 const CLASS_OF = new Map<string, VerbClass[]>();
 for (const [name, verbs] of Object.entries(CLASSES) as [VerbClass, readonly string[]][])
@@ -68,13 +65,35 @@ export function correctGeneral(word: string): string | undefined {
 	return scored.sort((a, b) => a.distance - b.distance)[0]?.known;
 }
 
-/** A tool's verb classes: those of its name's words, or of its description's first word (`List KV namespaces`). */
-export function toolClasses(tool: SearchTool, nameStems: ReadonlySet<string>): Set<VerbClass> {
-	const out = new Set<VerbClass>();
-	for (const term of nameStems) for (const name of CLASS_OF.get(term) ?? []) out.add(name);
+const BITS: Readonly<Record<VerbClass, number>> = { create: 1, delete: 2, update: 4, read: 8, list: 16, search: 32, run: 64 };
+const MUTATING_BITS = BITS.create | BITS.delete | BITS.update;
+const maskOf = (names: Iterable<VerbClass>): number => [...names].reduce((mask, name) => mask | BITS[name], 0);
+
+/** A tool's verb classes as bits: those of its name's words, or of its description's first word (`List KV namespaces`). */
+function readMask(tool: SearchTool, nameStems: ReadonlySet<string>): number {
 	const first = /^\s*([A-Za-z]+)/.exec((tool.description ?? "").slice(0, 40))?.[1];
-	if (first) for (const name of CLASS_OF.get(stem(first.toLowerCase())) ?? []) out.add(name);
-	return out;
+	const lead = first ? (CLASS_OF.get(stem(first.toLowerCase())) ?? []) : [];
+	return [...nameStems].reduce((mask, term) => mask | maskOf(CLASS_OF.get(term) ?? []), maskOf(lead));
+}
+
+/** Each tool's class bits, read at its first match and kept with the index (255: not read yet). */
+const masks = new WeakMap<object, Uint8Array>();
+
+/** The class bits of document `doc` of the index. */
+export function classBits<T extends SearchTool>(index: SearchIndex<T>, doc: number): number {
+	const known = masks.get(index) ?? new Uint8Array(index.docs.length).fill(255);
+	masks.set(index, known);
+	if (known[doc] === 255) {
+		const entry = index.docs[doc];
+		known[doc] = entry ? readMask(entry.tool, entry.nameStems) : 0;
+	}
+	return known[doc] ?? 0;
+}
+
+/** A tool's verb classes (see `readMask`). */
+export function toolClasses(tool: SearchTool, nameStems: ReadonlySet<string>): ReadonlySet<VerbClass> {
+	const mask = readMask(tool, nameStems);
+	return new Set((Object.keys(BITS) as VerbClass[]).filter((name) => (mask & BITS[name]) !== 0));
 }
 
 export type Intent = Readonly<{
@@ -88,47 +107,34 @@ export type Intent = Readonly<{
 	servers: ReadonlyMap<string, string>;
 }>;
 
-const sizes = new WeakMap<object, ReadonlyMap<string, number>>();
-
-/** Tools per server, counted once per index. */
-function serverSizes<T extends SearchTool>(index: SearchIndex<T>): ReadonlyMap<string, number> {
-	const known = sizes.get(index);
-	if (known) return known;
-	const counted = new Map<string, number>();
-	for (const doc of index.docs) counted.set(doc.server, (counted.get(doc.server) ?? 0) + 1);
-	sizes.set(index, counted);
-	return counted;
-}
-
 /**
  * A query word names a server when it is a word of the server's name or of most of its tools' names
- * (`hubspot-list-objects`), and nearly every tool whose text has the word is that server's: then
- * `search` stays a word (it is everywhere) while `hubspot` and `redis` become hints.
+ * (the index's `serverWords`), and nearly every tool whose text has the word is that server's: then
+ * `search` stays a word (it is everywhere) while `hubspot` and `redis` become hints. In one server's
+ * search every word is its own: only the words of its name are hints.
  */
 function namedServers<T extends SearchTool>(index: SearchIndex<T>, stems: readonly string[]): Map<string, string> {
 	const found = new Map<string, string>();
+	// The docs are grouped by server, in order: one server when the first and the last are the same.
+	const single = index.docs[0]?.server === index.docs.at(-1)?.server;
 	for (const term of stems) {
+		const servers = index.serverWords.get(term) ?? [];
 		const docs = index.postings.get(term)?.docs ?? [];
-		if (docs.length === 0) continue;
-		const counts = new Map<string, { all: number; named: number }>();
-		for (const doc of docs) {
-			const entry = index.docs[doc];
-			if (!entry) continue;
-			const count = counts.get(entry.server) ?? { all: 0, named: 0 };
-			count.all += 1;
-			if (entry.nameStems.has(term)) count.named += 1;
-			counts.set(entry.server, count);
-		}
-		for (const [server, count] of counts) {
-			// One server's search: every word is its own; only the words of its name are hints.
-			if (count.all < 0.8 * docs.length || (serverSizes(index).size === 1 && !words(server).map(stem).includes(term))) continue;
-			const size = serverSizes(index).get(server) ?? 0;
+		if (servers.length === 0 || docs.length === 0) continue;
+		// At most `SAMPLE` of the word's tools, evenly spread, tell where it lives: a query's cost stays bounded.
+		const size = Math.min(SAMPLE, docs.length);
+		const sample = Array.from({ length: size }, (_, i) => index.docs[docs[Math.floor((i * docs.length) / size)] ?? -1]?.server);
+		for (const server of servers) {
+			const own = sample.filter((name) => name === server).length;
 			const inName = words(server).map(stem).includes(term);
-			if (inName || (size >= 3 && count.named >= 0.6 * size)) found.set(server, term);
+			if (own >= 0.8 * size && (inName || !single)) found.set(server, term);
 		}
 	}
 	return found;
 }
+
+/** Tools of a word's postings read to tell whether it names a server. */
+const SAMPLE = 256;
 
 const isPlural = (word: string): boolean => word.length > 3 && word.endsWith("s") && stem(word) !== word;
 
@@ -152,22 +158,33 @@ export function readIntent<T extends SearchTool>(index: SearchIndex<T>, query: s
 	return { verbs, many: explicit ? "explicit" : plural ? "plural" : undefined, one, servers };
 }
 
-/** How much a tool's classes fit the intent: above 1 when its action is the one asked, below when it does another. */
-export function fit(intent: Intent, classes: ReadonlySet<VerbClass>): number {
+/** Whether the intent asks anything `fit` weighs: if not, a tool's classes need not be read. */
+export const asks = (intent: Intent): boolean => intent.verbs.size > 0 || intent.many !== undefined || intent.one;
+
+/**
+ * How much a tool's classes (as bits) fit the intent: above 1 when its action is the one asked, below
+ * when it does another that changes things. Made once per query, called per matching tool.
+ */
+export function fitOf(intent: Intent): (bits: number) => number {
 	const asked = new Set(intent.verbs);
 	if (intent.many) asked.add("list");
 	if (intent.one && asked.size === 0) {
 		asked.add("read");
 		asked.add("search");
 	}
-	if (asked.size === 0) return 1;
-	const same = [...classes].some((name) => asked.has(name));
-	if (same) return intent.many === "plural" ? 1.1 : 1.2;
+	const wanted = maskOf(asked);
+	const lift = intent.many === "plural" ? 1.1 : 1.2;
 	// A plural noun alone (`queues`) only hints at a listing: `comit changes` may still want a commit.
-	if (intent.verbs.size === 0 && intent.many !== "explicit") return 1;
-	const wrong = [...classes].some((name) => MUTATING.has(name) && !asked.has(name));
-	return wrong ? 0.7 : 1;
+	const penalise = intent.verbs.size > 0 || intent.many === "explicit";
+	return (bits) => {
+		if (wanted === 0 || bits === 0) return 1;
+		if ((bits & wanted) !== 0) return lift;
+		return penalise && (bits & MUTATING_BITS & ~wanted) !== 0 ? 0.7 : 1;
+	};
 }
+
+/** `fitOf` for one tool's classes. */
+export const fit = (intent: Intent, classes: ReadonlySet<VerbClass>): number => fitOf(intent)(maskOf(classes));
 
 /** Stems that cue an intent and are left out of the words a tool must match, when others remain. */
 export const CUES: ReadonlySet<string> = new Set(["show", "display", "every", "available"].map(stem));

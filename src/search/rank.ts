@@ -1,7 +1,8 @@
 /**
  * Ranked tool search for `mcp({ action: "tools", query })`: BM25F over each tool's name words, title,
  * description and parameters (the index of `build.ts`), with light stemming, the synonyms of
- * `synonyms.ts`, typo tolerance and exact names first. Hand-written rather than MiniSearch: on the
+ * `synonyms.ts`, typo tolerance, exact names first, and each score scaled by the query's intent
+ * (`intent.ts`: the action asked, many or one, a server named). Hand-written rather than MiniSearch: on the
  * same queries (bench figure 7) it finds more right tools in the top 3, because per-field length
  * normalisation, synonyms as alternatives of one query word and typo correction only for unknown
  * words are not MiniSearch options (see docs/architecture.md, "Tool search"). Pure and synchronous;
@@ -9,7 +10,7 @@
  * unknown word's typo scan compares it with at most `LIMITS.typoScan` known words of its buckets.
  */
 import type { SearchIndex, SearchTool } from "./build.ts";
-import { CUES, correctGeneral, fit, type Intent, readIntent, toolClasses } from "./intent.ts";
+import { asks, CUES, classBits, correctGeneral, fitOf, type Intent, readIntent } from "./intent.ts";
 import { SYNONYM_GROUPS } from "./synonyms.ts";
 import { editDistance, LIMITS, queryWords, squash, stem, words } from "./text.ts";
 
@@ -233,6 +234,8 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 	}
 	const exact = new Set(index.names.get(squash(query.slice(0, LIMITS.queryChars))) ?? []);
 	const queryStems = new Set(queryWords(query).map(stem));
+	const asking = asks(intent);
+	const fit = fitOf(intent);
 	for (const doc of exact) matched.add(doc);
 	const ranked = [...matched].map((doc) => {
 		const total = totals[doc] ?? 0;
@@ -244,7 +247,7 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 		// them: among tools that match it, one that lists them comes first.
 		const browse = ideas.length === 1 && names.has(LIST) && namesIdea(ideas[0], names) ? BROWSE : 1;
 		const entry = index.docs[doc];
-		const fits = entry ? fit(intent, toolClasses(entry.tool, names)) : 1;
+		const fits = asking ? fit(classBits(index, doc)) : 1;
 		const hinted = entry && intent.servers.has(entry.server) ? HINT : 1;
 		return { doc, tier: isExact ? 2 : sameWords ? 1 : 0, score: total * coverage * browse * fits * hinted };
 	});
