@@ -39,6 +39,8 @@ export type Doc<T extends SearchTool> = Readonly<{
 	tool: T;
 	/** Stems of the name: a tool whose name is the query's words ranks first. */
 	nameStems: ReadonlySet<string>;
+	/** The stem of the description's first word (`list` for "Lists KV namespaces"): its action, when the name says none. */
+	lead: string;
 }>;
 
 /** The index of one or more servers' tools. Built once per list; read-only afterwards. */
@@ -162,7 +164,7 @@ function termsOf(vocabulary: Vocabulary, text: string, tier: number): Int32Array
 }
 
 /** One tool's distinct stems (numbers) and, for each, its count in each field (`FIELD_NAMES` order), with each field's length. */
-type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: readonly number[]; name: Int32Array }>;
+type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: readonly number[]; name: Int32Array; lead: number }>;
 
 /** Per-stem counts of the tool being read, cleared after it through the stems it touched. */
 type Scratch = { counts: Float32Array };
@@ -196,7 +198,13 @@ function count(vocabulary: Vocabulary, scratch: Scratch, tool: SearchTool, serve
 		counts.set(grid.subarray(id * WIDTH, id * WIDTH + WIDTH), slot * WIDTH);
 		grid.fill(0, id * WIDTH, id * WIDTH + WIDTH);
 	});
-	return { terms: Int32Array.from(touched), counts, lengths, name: read[0]?.[0] ?? new Int32Array() };
+	return {
+		terms: Int32Array.from(touched),
+		counts,
+		lengths,
+		name: read[0]?.[0] ?? new Int32Array(),
+		lead: read[2]?.[0]?.[0] ?? -1,
+	};
 }
 
 /**
@@ -255,7 +263,8 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 			if (list) list.push(index);
 			else names.set(key, [index]);
 		}
-		indexed.push({ ...doc, nameStems: new Set(Array.from(counted[index]?.name ?? [], (id) => stems[id] ?? "")) });
+		const lead = stems[counted[index]?.lead ?? -1] ?? "";
+		indexed.push({ ...doc, nameStems: new Set(Array.from(counted[index]?.name ?? [], (id) => stems[id] ?? "")), lead });
 		yield;
 	}
 	return { docs: indexed, postings, surface, typoBuckets, prefixBuckets, names, serverWords: serverWords(indexed) };

@@ -69,11 +69,12 @@ const BITS: Readonly<Record<VerbClass, number>> = { create: 1, delete: 2, update
 const MUTATING_BITS = BITS.create | BITS.delete | BITS.update;
 const maskOf = (names: Iterable<VerbClass>): number => [...names].reduce((mask, name) => mask | BITS[name], 0);
 
+/** Verb (as written and stemmed) → its class bits. */
+const VERB_BITS = new Map([...CLASS_OF].map(([word, names]) => [word, maskOf(names)]));
+
 /** A tool's verb classes as bits: those of its name's words, or of its description's first word (`List KV namespaces`). */
-function readMask(tool: SearchTool, nameStems: ReadonlySet<string>): number {
-	const first = /^\s*([A-Za-z]+)/.exec((tool.description ?? "").slice(0, 40))?.[1];
-	const lead = first ? (CLASS_OF.get(stem(first.toLowerCase())) ?? []) : [];
-	return [...nameStems].reduce((mask, term) => mask | maskOf(CLASS_OF.get(term) ?? []), maskOf(lead));
+function readMask(nameStems: ReadonlySet<string>, lead: string): number {
+	return [...nameStems].reduce((mask, term) => mask | (VERB_BITS.get(term) ?? 0), VERB_BITS.get(lead) ?? 0);
 }
 
 /** Each tool's class bits, read at its first match and kept with the index (255: not read yet). */
@@ -85,14 +86,15 @@ export function classBits<T extends SearchTool>(index: SearchIndex<T>, doc: numb
 	masks.set(index, known);
 	if (known[doc] === 255) {
 		const entry = index.docs[doc];
-		known[doc] = entry ? readMask(entry.tool, entry.nameStems) : 0;
+		known[doc] = entry ? readMask(entry.nameStems, entry.lead) : 0;
 	}
 	return known[doc] ?? 0;
 }
 
-/** A tool's verb classes (see `readMask`). */
+/** A tool's verb classes (see `readMask`), from its name and title words and its description's first word. */
 export function toolClasses(tool: SearchTool, nameStems: ReadonlySet<string>): ReadonlySet<VerbClass> {
-	const mask = readMask(tool, nameStems);
+	const first = /^\s*([A-Za-z]+)/.exec((tool.description ?? "").slice(0, 40))?.[1];
+	const mask = readMask(nameStems, first ? stem(first.toLowerCase()) : "");
 	return new Set((Object.keys(BITS) as VerbClass[]).filter((name) => (mask & BITS[name]) !== 0));
 }
 
