@@ -5,7 +5,7 @@
  * through the caps of `text.ts`, and `indexOf` builds in slices that give the event loop back every
  * few milliseconds, so no tool list holds Pi's terminal still while the model writes its call.
  */
-import { LIMITS, squash, stem } from "./text.ts";
+import { LIMITS, squash, stem, words } from "./text.ts";
 
 export type SearchTool = Readonly<{
 	name: string;
@@ -39,6 +39,8 @@ export type Doc<T extends SearchTool> = Readonly<{
 	tool: T;
 	/** Stems of the name: a tool whose name is the query's words ranks first. */
 	nameStems: ReadonlySet<string>;
+	/** The stem of the description's first word (`list` for "Lists KV namespaces"): its action, when the name says none. */
+	lead: string;
 }>;
 
 /** The index of one or more servers' tools. Built once per list; read-only afterwards. */
@@ -53,6 +55,11 @@ export type SearchIndex<T extends SearchTool> = Readonly<{
 	prefixBuckets: ReadonlyMap<string, readonly string[]>;
 	/** Squashed name (and `server/name`) → documents, for exact names. */
 	names: ReadonlyMap<string, readonly number[]>;
+	/**
+	 * Stem → the servers it may name: a word of the server's name, or of most of its tools' names
+	 * (`hubspot-list-objects`, 3 tools or more). The query reads it to tell a server's name from a thing.
+	 */
+	serverWords: ReadonlyMap<string, readonly string[]>;
 }>;
 
 /** Parameter names and descriptions, depth first, within `LIMITS.params` and `LIMITS.paramChars`. */
@@ -157,7 +164,7 @@ function termsOf(vocabulary: Vocabulary, text: string, tier: number): Int32Array
 }
 
 /** One tool's distinct stems (numbers) and, for each, its count in each field (`FIELD_NAMES` order), with each field's length. */
-type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: readonly number[]; name: Int32Array }>;
+type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: readonly number[]; name: Int32Array; lead: number }>;
 
 /** Per-stem counts of the tool being read, cleared after it through the stems it touched. */
 type Scratch = { counts: Float32Array };
@@ -191,7 +198,13 @@ function count(vocabulary: Vocabulary, scratch: Scratch, tool: SearchTool, serve
 		counts.set(grid.subarray(id * WIDTH, id * WIDTH + WIDTH), slot * WIDTH);
 		grid.fill(0, id * WIDTH, id * WIDTH + WIDTH);
 	});
-	return { terms: Int32Array.from(touched), counts, lengths, name: read[0]?.[0] ?? new Int32Array() };
+	return {
+		terms: Int32Array.from(touched),
+		counts,
+		lengths,
+		name: read[0]?.[0] ?? new Int32Array(),
+		lead: read[2]?.[0]?.[0] ?? -1,
+	};
 }
 
 /**
@@ -250,10 +263,29 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 			if (list) list.push(index);
 			else names.set(key, [index]);
 		}
-		indexed.push({ ...doc, nameStems: new Set(Array.from(counted[index]?.name ?? [], (id) => stems[id] ?? "")) });
+		const lead = stems[counted[index]?.lead ?? -1] ?? "";
+		indexed.push({ ...doc, nameStems: new Set(Array.from(counted[index]?.name ?? [], (id) => stems[id] ?? "")), lead });
 		yield;
 	}
-	return { docs: indexed, postings, surface, typoBuckets, prefixBuckets, names };
+	return { docs: indexed, postings, surface, typoBuckets, prefixBuckets, names, serverWords: serverWords(indexed) };
+}
+
+/** See `SearchIndex.serverWords`: one pass over the tools' name stems. */
+function serverWords(docs: readonly Doc<SearchTool>[]): Map<string, string[]> {
+	const counts = new Map<string, { size: number; terms: Map<string, number> }>();
+	for (const doc of docs) {
+		const server = counts.get(doc.server) ?? { size: 0, terms: new Map<string, number>() };
+		counts.set(doc.server, server);
+		server.size += 1;
+		for (const term of doc.nameStems) server.terms.set(term, (server.terms.get(term) ?? 0) + 1);
+	}
+	const out = new Map<string, string[]>();
+	for (const [server, { size, terms }] of counts) {
+		const named = new Set(words(server.slice(0, LIMITS.nameChars)).map(stem));
+		if (size >= 3) for (const [term, n] of terms) if (n >= 0.6 * size) named.add(term);
+		for (const term of named) out.set(term, [...(out.get(term) ?? []), server]);
+	}
+	return out;
 }
 
 /** Builds the index of the given servers' tools at once (tests, the bench; the extension uses `indexOf`). */

@@ -1,7 +1,8 @@
 /**
  * Ranked tool search for `mcp({ action: "tools", query })`: BM25F over each tool's name words, title,
  * description and parameters (the index of `build.ts`), with light stemming, the synonyms of
- * `synonyms.ts`, typo tolerance and exact names first. Hand-written rather than MiniSearch: on the
+ * `synonyms.ts`, typo tolerance, exact names first, and each score scaled by the query's intent
+ * (`intent.ts`: the action asked, many or one, a server named). Hand-written rather than MiniSearch: on the
  * same queries (bench figure 7) it finds more right tools in the top 3, because per-field length
  * normalisation, synonyms as alternatives of one query word and typo correction only for unknown
  * words are not MiniSearch options (see docs/architecture.md, "Tool search"). Pure and synchronous;
@@ -9,6 +10,7 @@
  * unknown word's typo scan compares it with at most `LIMITS.typoScan` known words of its buckets.
  */
 import type { SearchIndex, SearchTool } from "./build.ts";
+import { asks, CUES, classBits, correctGeneral, fitOf, type Intent, readIntent } from "./intent.ts";
 import { SYNONYM_GROUPS } from "./synonyms.ts";
 import { editDistance, LIMITS, queryWords, squash, stem, words } from "./text.ts";
 
@@ -24,13 +26,17 @@ const LIST = stem("list");
 /** The lift of a listing tool for a one-idea query (see `search`). */
 const BROWSE = 1.15;
 
+/** The lift of a tool of a server the query names (`redis get`): a hint, not a match. */
+const HINT = 1.3;
+
 /** How much an alternative of a query word counts, relative to the word itself. */
 const WEIGHT = { synonym: 0.7, typo1: 0.8, typo2: 0.6, compound: 0.9, prefix: 0.5 } as const;
 
 const STOP_WORDS = new Set(
 	(
 		"a an the to of in on for with and or is are be it its this that these those my me i we you your our at by from as into " +
-		"about can could would should will do does please some any all how what which who where when want need am using use"
+		"about can could would should will do does please some any all how what which who where when want need am using use " +
+		"have has had there them they"
 	).split(" "),
 );
 
@@ -107,23 +113,52 @@ function repairs<T extends SearchTool>(index: SearchIndex<T>, word: string): Var
 	});
 }
 
+/**
+ * A misspelled general word (`delte`, `lsit`) the index does not hold: the word meant and its
+ * synonyms, which the index may hold (`delete` → `remove_user`).
+ */
+function general(word: string): Variant[] {
+	const meant = correctGeneral(word);
+	if (meant === undefined) return [];
+	const stemmed = stem(meant);
+	const alternatives = (synonyms().get(stemmed) ?? []).map((terms) => ({ terms, weight: WEIGHT.typo1 * WEIGHT.synonym }));
+	return [{ terms: [stemmed], weight: WEIGHT.typo1 }, ...alternatives];
+}
+
+/**
+ * The ideas a tool must match: the query's concepts less the words that only name a server
+ * (`hubspot`) or cue an intent (`show`), when other ideas remain; those weigh in through `fit`.
+ */
+export function mainConcepts<T extends SearchTool>(index: SearchIndex<T>, query: string, intent: Intent): Concept[] {
+	const ideas = concepts(index, query);
+	const hints = new Set(intent.servers.values());
+	const head = (idea: Concept) => idea.variants[0]?.terms.join(" ") ?? "";
+	const main = ideas.filter((idea) => !hints.has(head(idea)) && !CUES.has(head(idea)));
+	return main.length > 0 ? main : ideas;
+}
+
 export function concepts<T extends SearchTool>(index: SearchIndex<T>, query: string): Concept[] {
 	const all = queryWords(query);
 	const kept = all.filter((word) => !STOP_WORDS.has(word));
 	const table = synonyms();
 	const out: Concept[] = [];
-	const skip = { next: false };
+	const skip = { words: 0 };
 	all.forEach((word, i) => {
-		if (skip.next) {
-			skip.next = false;
+		if (skip.words > 0) {
+			skip.words -= 1;
 			return;
 		}
-		const next = all[i + 1];
-		const pair = next === undefined ? undefined : `${stem(word)} ${stem(next)}`;
-		if (pair && table.has(pair)) {
-			skip.next = true;
-			const alternatives = (table.get(pair) ?? []).map((terms) => ({ terms, weight: WEIGHT.synonym }));
-			out.push({ size: 2, variants: [{ terms: pair.split(" "), weight: 1 }, ...alternatives] });
+		// A typed phrase of the table (`pull request`, `who am i`) is one idea: three words, then two.
+		const phrase = [3, 2]
+			.map((size) => all.slice(i, i + size))
+			.filter((run) => run.length > 1)
+			.map((run) => run.map(stem).join(" "))
+			.find((key) => table.has(key));
+		if (phrase) {
+			const terms = phrase.split(" ");
+			skip.words = terms.length - 1;
+			const alternatives = (table.get(phrase) ?? []).map((other) => ({ terms: other, weight: WEIGHT.synonym }));
+			out.push({ size: terms.length, variants: [{ terms, weight: 1 }, ...alternatives] });
 			return;
 		}
 		if (kept.length > 0 && STOP_WORDS.has(word)) return;
@@ -132,7 +167,10 @@ export function concepts<T extends SearchTool>(index: SearchIndex<T>, query: str
 		if (out.some((idea) => idea.variants.some((variant) => variant.terms.length === 1 && variant.terms[0] === stemmed))) return;
 		const alternatives = (table.get(stemmed) ?? []).map((terms) => ({ terms, weight: WEIGHT.synonym }));
 		const known = index.postings.has(stemmed) || index.surface.has(word);
-		out.push({ size: 1, variants: [{ terms: [stemmed], weight: 1 }, ...alternatives, ...(known ? [] : repairs(index, word))] });
+		out.push({
+			size: 1,
+			variants: [{ terms: [stemmed], weight: 1 }, ...alternatives, ...(known ? [] : [...repairs(index, word), ...general(word)])],
+		});
 	});
 	return out;
 }
@@ -148,7 +186,8 @@ const namesIdea = (idea: Concept | undefined, names: ReadonlySet<string>): boole
 export function search<T extends SearchTool>(index: SearchIndex<T>, query: string, limit = 10): Hit<T>[] {
 	const n = index.docs.length;
 	if (n === 0) return [];
-	const ideas = concepts(index, query);
+	const intent = readIntent(index, query);
+	const ideas = mainConcepts(index, query, intent);
 	const idf = (term: string): number => {
 		const df = index.postings.get(term)?.docs.length ?? 0;
 		return Math.log(1 + (n - df + 0.5) / (df + 0.5));
@@ -195,6 +234,8 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 	}
 	const exact = new Set(index.names.get(squash(query.slice(0, LIMITS.queryChars))) ?? []);
 	const queryStems = new Set(queryWords(query).map(stem));
+	const asking = asks(intent);
+	const fit = fitOf(intent);
 	for (const doc of exact) matched.add(doc);
 	const ranked = [...matched].map((doc) => {
 		const total = totals[doc] ?? 0;
@@ -205,7 +246,10 @@ export function search<T extends SearchTool>(index: SearchIndex<T>, query: strin
 		// A query naming one thing and no action ("notifications", "pull requests") most often means to see
 		// them: among tools that match it, one that lists them comes first.
 		const browse = ideas.length === 1 && names.has(LIST) && namesIdea(ideas[0], names) ? BROWSE : 1;
-		return { doc, tier: isExact ? 2 : sameWords ? 1 : 0, score: total * coverage * browse };
+		const entry = index.docs[doc];
+		const fits = asking ? fit(classBits(index, doc)) : 1;
+		const hinted = entry && intent.servers.has(entry.server) ? HINT : 1;
+		return { doc, tier: isExact ? 2 : sameWords ? 1 : 0, score: total * coverage * browse * fits * hinted };
 	});
 	ranked.sort((a, b) => b.tier - a.tier || b.score - a.score || a.doc - b.doc);
 	return ranked.slice(0, limit).flatMap(({ doc, score }) => {

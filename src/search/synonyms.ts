@@ -38,7 +38,7 @@ export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
 	["blame", "author", "who wrote"],
 	["sum", "add up", "total", "plus"],
 	["number", "integer", "digit"],
-	["me", "current user", "whoami", "myself"],
+	["me", "current user", "whoami", "myself", "who am i"],
 	["credential", "secret", "token"],
 	["alert", "warning", "vulnerability"],
 	["organization", "org"],
@@ -50,4 +50,9 @@ export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
 	["merge", "combine", "join"],
 	["emulate", "simulate", "mimic"],
 	["dialog", "popup", "pop-up", "modal"],
+	["select", "choose", "pick"],
+	["backup", "back up"],
+	["database", "db"],
+	["postgres", "postgresql", "pg"],
+	["start", "kick off", "launch"],
 ];

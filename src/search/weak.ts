@@ -1,25 +1,31 @@
 /**
- * Weak matches (issue #20, item 3). Words alone cannot rank a query that shares no word with the tool
- * it wants (`bookmark a repository` for `star_repository`); the model reading the result can, if it
- * sees the names. So when the best match is weak, the result adds further tool names, compactly and
- * within a character budget: the searched server's, or across servers those of the best-matching
- * servers first. Lexical and local: no network, no model.
+ * Weak matches (issues #20, #42). Words alone cannot rank a query that shares no word with the tool it
+ * wants (`who is in my squad` for `get_team_members`); the model reading the result can, if it sees
+ * more names. So when the best matches are genuinely weak, the result adds further tool names: those
+ * most related to the query (ranked lower, or sharing a word's beginning), 20 to 40 of them, never a
+ * server's every name. A confident match lists its ranked tools only. Lexical and local.
  *
- * The measure: a query's ideas (its words, a typed phrase counting as one, stop words aside) each
- * matched in the best tool's name or title, as written, by a synonym or a typo repair. The match is
- * weak when at most half of them are (so `bookmark a repository` → `create_repository` is weak,
- * `create pull request` → `create_pull_request` is not), or when nothing matched at all.
+ * Weak: none of the first three tools names the query's main thing (one of its nouns, as written,
+ * by a synonym or a typo repair), or, for a query of verbs alone, its action. A word that only names a
+ * server (`hubspot`) or cues an intent (`show`) is not the main thing.
  */
-import type { SearchIndex, SearchTool, Source } from "./build.ts";
-import { concepts, type Hit } from "./rank.ts";
+import type { SearchIndex, SearchTool } from "./build.ts";
+import { fit, isVerb, readIntent, toolClasses } from "./intent.ts";
+import { concepts, type Hit, mainConcepts } from "./rank.ts";
 import { stem, words } from "./text.ts";
 
 /**
  * Characters a search result with a weak match may fill in all (header, described tools, names): about
- * 1,100 o200k tokens, since descriptions run ~4 characters a token and tool names ~5.5. The names get
- * what the described tools leave: ~3,800 characters after 10 of them, all of it without a match.
+ * 1,100 o200k tokens, since descriptions run ~4 characters a token and tool names ~5.5.
  */
 export const WEAK_RESULT_CHARS = 5400;
+
+/** Names a weak result adds: at most this many, and at least `MIN_NAMES` while the servers have them. */
+export const MAX_NAMES = 30;
+export const MIN_NAMES = 20;
+
+const headOf = (tool: SearchTool): Set<string> =>
+	new Set(words(`${tool.name} ${tool.title ?? tool.annotations?.title ?? ""}`.slice(0, 512)).map(stem));
 
 /** The share of the query's ideas found in the best tool's name or title (0 without a hit). */
 export function strength<T extends SearchTool>(index: SearchIndex<T>, query: string, hits: readonly Hit<T>[]): number {
@@ -27,60 +33,90 @@ export function strength<T extends SearchTool>(index: SearchIndex<T>, query: str
 	if (!best) return 0;
 	const ideas = concepts(index, query);
 	if (ideas.length === 0) return 0;
-	const head = new Set(
-		words(`${best.tool.name} ${best.tool.title ?? best.tool.annotations?.title ?? ""}`.slice(0, 512)).map(stem),
-	);
+	const head = headOf(best.tool);
 	const named = ideas.filter((idea) => idea.variants.some((variant) => variant.terms.every((term) => head.has(term))));
 	return named.length / ideas.length;
 }
 
-/** Whether the best match is weak (see the file's comment). */
-export const isWeak = <T extends SearchTool>(index: SearchIndex<T>, query: string, hits: readonly Hit<T>[]): boolean =>
-	strength(index, query, hits) <= 0.5;
+/** Whether the best matches are weak (see the file's comment). */
+export function isWeak<T extends SearchTool>(index: SearchIndex<T>, query: string, hits: readonly Hit<T>[]): boolean {
+	const top = hits.slice(0, 3);
+	if (top.length === 0) return true;
+	const intent = readIntent(index, query);
+	const ideas = mainConcepts(index, query, intent);
+	const nouns = ideas.filter(
+		(idea) => !idea.variants.some((variant) => variant.terms.length === 1 && isVerb(variant.terms[0] ?? "")),
+	);
+	if (nouns.length > 0)
+		return !top.some((hit) => {
+			const head = headOf(hit.tool);
+			return nouns.some((idea) => idea.variants.some((variant) => variant.terms.every((term) => head.has(term))));
+		});
+	return !top.some((hit) => fit(intent, toolClasses(hit.tool, headOf(hit.tool))) > 1);
+}
 
 export type NameGroup = Readonly<{ server: string; names: readonly string[]; more: number }>;
 
 /**
- * Tool names not shown yet, grouped by server, within `budget` characters (each name as `written`
- * writes it, plus a space, and each server's `server: `): servers in the order of their best hit, then
- * those without one; in a server, its matching tools by score, then the rest as listed. The budget is
- * shared fairly (a server needing less than an equal share leaves the rest to the others), so one
- * large server never hides the others. `more`: the server's names left out.
+ * The names a weak result adds, grouped by server in the order of their first name: the tools ranked
+ * below those shown (they share a word, stem, synonym or typo repair with the query, in the name or the
+ * description), then tools with a word that begins like a query word (`vulnerable` → `vulnerability`),
+ * up to `MAX_NAMES`; under `MIN_NAMES`, the other names of the best hits' servers fill in, as listed.
+ * Within `budget` characters (each name as `written` writes it, plus a space, and each server's
+ * `server: `). `more`: names of that server left out.
  */
-export function moreNames<T extends SearchTool>(
-	sources: readonly Source<T>[],
+export function relatedNames<T extends SearchTool>(
+	index: SearchIndex<T>,
+	query: string,
 	hits: readonly Hit<T>[],
 	shown: ReadonlySet<T>,
 	written: (name: string) => string,
 	budget: number,
 ): NameGroup[] {
-	const order = [...new Set([...hits.map((hit) => hit.server), ...sources.map((source) => source.server)])];
-	const wanted = order.flatMap((server) => {
-		const tools = sources.find((source) => source.server === server)?.tools ?? [];
-		const ranked = [...new Set([...hits.filter((hit) => hit.server === server).map((hit) => hit.tool), ...tools])];
-		const names = ranked.filter((tool) => !shown.has(tool)).map((tool) => written(tool.name));
-		const chars = names.reduce((sum, name) => sum + name.length + 1, server.length + 2);
-		return names.length > 0 ? [{ server, names, chars }] : [];
-	});
-	// Water-filling: servers that need less than an equal share of what is left take what they need.
-	const sorted = [...wanted].sort((a, b) => a.chars - b.chars);
-	const shares = new Map<string, number>();
-	sorted.reduce(
-		(left, group, i) => {
-			const share = Math.min(group.chars, Math.floor(left / (sorted.length - i)));
-			shares.set(group.server, share);
-			return left - share;
-		},
-		Math.max(0, budget),
-	);
-	return wanted.flatMap((group) => {
-		const left = { chars: (shares.get(group.server) ?? 0) - group.server.length - 2 };
-		const names: string[] = [];
-		for (const name of group.names) {
+	const picked = new Map<number, true>();
+	const take = (doc: number) => {
+		const tool = index.docs[doc]?.tool;
+		if (tool && !shown.has(tool) && picked.size < MAX_NAMES) picked.set(doc, true);
+	};
+	for (const hit of hits) take(hit.doc);
+	for (const doc of partialMatches(index, query)) take(doc);
+	// Without a hit, every server's names may fill in, in the index's order.
+	const servers = [...new Set((hits.length > 0 ? hits : index.docs).map((hit) => hit.server))];
+	for (const server of servers)
+		index.docs.forEach((doc, i) => {
+			if (picked.size < MIN_NAMES && doc.server === server) take(i);
+		});
+	const groups = new Map<string, string[]>();
+	for (const doc of picked.keys()) {
+		const entry = index.docs[doc];
+		if (entry) groups.set(entry.server, [...(groups.get(entry.server) ?? []), written(entry.tool.name)]);
+	}
+	const left = { chars: budget };
+	return [...groups].flatMap(([server, names]) => {
+		left.chars -= server.length + 2;
+		const kept: string[] = [];
+		for (const name of names) {
 			if (name.length + 1 > left.chars) break;
-			names.push(name);
+			kept.push(name);
 			left.chars -= name.length + 1;
 		}
-		return names.length > 0 ? [{ server: group.server, names, more: group.names.length - names.length }] : [];
+		return kept.length > 0 ? [{ server, names: kept, more: names.length - kept.length }] : [];
 	});
+}
+
+/** Tools with a word beginning like a query word of 5 letters or more (its first 5 letters), names first. */
+function partialMatches<T extends SearchTool>(index: SearchIndex<T>, query: string): number[] {
+	const out: number[] = [];
+	for (const word of words(query.slice(0, 256)).slice(0, 16)) {
+		if (word.length < 5) continue;
+		const prefix = word.slice(0, 5);
+		for (const tier of [0, 1])
+			for (const known of index.prefixBuckets.get(`${tier}${word.slice(0, 3)}`) ?? []) {
+				if (!known.startsWith(prefix)) continue;
+				const term = index.surface.get(known);
+				const docs = term === undefined ? [] : (index.postings.get(term)?.docs ?? []);
+				out.push(...docs.slice(0, MAX_NAMES));
+			}
+	}
+	return out;
 }

@@ -153,14 +153,14 @@ type Found<T extends SearchTool> = Readonly<{
  */
 async function weakLines<T extends SearchTool>(found: Found<T>): Promise<string[]> {
 	const { index, query, hits, shown, sources, params, single, used } = found;
-	const { isWeak, moreNames, WEAK_RESULT_CHARS } = await import("../search/weak.ts");
+	const { isWeak, relatedNames, WEAK_RESULT_CHARS } = await import("../search/weak.ts");
 	if (params.cursor !== undefined || !isWeak(index, query, hits)) return [];
 	const lead =
 		hits.length > 0
-			? "Weak match: the best tool's name shares at most half of the query's ideas. More tools by name, to judge by meaning:"
+			? "Weak match: no tool above names what the query asks for. Related tools by name, to judge by meaning:"
 			: "Tools by name, to judge by meaning:";
 	const budget = WEAK_RESULT_CHARS - used - lead.length - 40; // 40: the tail and the paging line
-	const groups = moreNames(sources, hits, new Set(shown.map((hit) => hit.tool)), escapeName, budget);
+	const groups = relatedNames(index, query, hits, new Set(shown.map((hit) => hit.tool)), escapeName, budget);
 	if (groups.length === 0) return [];
 	const rest = sources.reduce((sum, source) => sum + source.tools.length, 0) - shown.length;
 	const listed = groups.reduce((sum, group) => sum + group.names.length, 0);
