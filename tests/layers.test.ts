@@ -39,6 +39,7 @@ const FLOORS: Readonly<Record<string, number>> = {
 	cli: 4,
 	index: 4,
 	manager: 4,
+	session: 4,
 };
 
 /** Every relative `.ts` a file names: `import … from`, `export … from`, `import("…")` and `typeof import("…")`. */

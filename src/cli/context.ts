@@ -11,12 +11,11 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { readForEdit } from "../config/edit.ts";
 import { loadConfig, unknownServer } from "../config.ts";
-import type { Auth, Credentials, Runtime, Session } from "../contracts.ts";
-import type { LoginService } from "../login.ts";
+import type { Auth, Runtime, Session } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
 import { createOverflowStore, type OverflowStore } from "../output.ts";
-import { createRuntime } from "../runtime.ts";
 import { type ConfigSnapshot, closeMatches, type ServerEntry } from "../schema.ts";
+import { createSession, VERSION } from "../session.ts";
 import { credentialStates } from "../tool/status.ts";
 import { type Flags, UsageError } from "./args.ts";
 import { HELP } from "./help.ts";
@@ -48,8 +47,7 @@ export function agentDirOf(env: Readonly<Record<string, string | undefined>>): s
 }
 
 export function version(): string {
-	const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
-	return pkg.version ?? "0.0.0";
+	return VERSION;
 }
 
 /** Shared messages name Pi's `/mcp` commands; here the shell's (`pi-mcp login` asks for a pasted address itself). */
@@ -61,15 +59,6 @@ export function shellWords(text: string): string {
 		)
 		.replace(/\/mcp login ([\w-]+)/g, "pi-mcp login $1")
 		.replace(/\/mcp reconnect [\w-]+/g, "pi-mcp doctor");
-}
-
-/** The runtime's `Credentials`, auth loaded on first use; the setup's signal and the secrets seen pass through. */
-export function deferredCredentials(auth: () => Promise<Auth>, made: () => Auth | undefined): Credentials {
-	return {
-		prepare: async (server, signal) => (await auth()).prepare(server, signal),
-		stepUp: async (server, error) => (await auth()).stepUp(server, error),
-		secrets: () => made()?.secrets() ?? [],
-	};
 }
 
 /**
@@ -194,34 +183,18 @@ export async function openCli(io: CliIo, flags: Flags, signal: AbortSignal, mark
 	const agentDir = agentDirOf(io.env);
 	const config = await loadConfig({ agentDir, cwd: io.cwd, trusted: flags.approve, env: io.env });
 	const listeners: ((server: string, message: string, ok: boolean) => void)[] = [];
-	// The auth modules and the keyring binding load only for servers that need credentials.
-	const made: { promise?: Promise<Readonly<{ auth: Auth; login: LoginService }>>; auth?: Auth } = {};
-	const auth = async (): Promise<Auth> => {
-		made.promise ??= Promise.all([import("../auth.ts"), import("../login/receiver.ts"), import("../auth/keyring.ts")]).then(
-			([{ createAuth }, { createLoginService }, { keyringStore }]) => {
-				const login = createLoginService();
-				const created = createAuth({
-					env: io.env,
-					store: keyringStore(),
-					login,
-					lockDir: join(agentDir, "mcp-locks"),
-					notify: (server, message, ok) => {
-						for (const listener of listeners) listener(server, message, ok);
-					},
-				});
-				made.auth = created;
-				return { auth: created, login };
-			},
-		);
-		return (await made.promise).auth;
-	};
-	const runtime = createRuntime({
-		servers: config.servers.map((entry) => forThisRun(entry, mark, flags.timeout)),
-		env: io.env,
-		clientInfo: { name: "pi-mcp", version: version() },
-		auth: deferredCredentials(auth, () => made.auth),
-	});
 	const files = savedFiles(flags.out);
+	const built = createSession({
+		config,
+		env: io.env,
+		agentDir,
+		overflow: files,
+		notify: (server, message, ok) => {
+			for (const listener of listeners) listener(server, message, ok);
+		},
+		entry: (entry) => forThisRun(entry, mark, flags.timeout),
+	});
+	const session = await built.open();
 	return {
 		io: { ...io, out: (text) => io.out(shellWords(text)), err: (text) => io.err(shellWords(text)) },
 		content: io.out,
@@ -229,19 +202,15 @@ export async function openCli(io: CliIo, flags: Flags, signal: AbortSignal, mark
 		agentDir,
 		config,
 		shadowed: flags.approve ? await shadowedNames(agentDir, io, config) : [],
-		runtime,
-		session: { config, runtime, overflow: files },
+		runtime: session.runtime,
+		session,
 		keepsFiles: files.kept,
-		auth,
+		auth: async () => built.auth,
 		onSignIn: (listener) => listeners.push(listener),
 		signal,
 		close: async () => {
-			await runtime.dispose();
+			await built.dispose();
 			sweep(mark);
-			const opened = await made.promise?.catch(() => undefined);
-			opened?.auth.dispose();
-			await opened?.login.dispose();
-			await files.dispose();
 		},
 	};
 }

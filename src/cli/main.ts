@@ -16,7 +16,7 @@ import { HELP } from "./help.ts";
 import { jsonError } from "./json.ts";
 import { SERVER_COMMANDS } from "./servers.ts";
 
-export { agentDirOf, type CliIo, deferredCredentials, EXIT, shellWords, sweep } from "./context.ts";
+export { agentDirOf, type CliIo, EXIT, shellWords, sweep } from "./context.ts";
 export { HELP } from "./help.ts";
 
 /** Writes an error: JSON on stdout with `--json`, else text on stderr; returns the exit code. */

@@ -20,7 +20,7 @@ import { nextIndex, type ToolIndex } from "./visible-tools.ts";
 export type Connection =
 	| Readonly<{ state: "idle" }>
 	| Readonly<{ state: "connecting"; setup: Promise<Live>; abort: AbortController }>
-	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listedAt?: number; listing?: Promise<ToolIndex> }>
+	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listing?: Promise<ToolIndex> }>
 	| Readonly<{ state: "failed"; error: Error }>;
 
 /**
@@ -151,23 +151,18 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 	return awaitWith(setup, signal, cancelled);
 }
 
-/** `index`'s `since`: any listing held will do (`HELD`), or only one sent from now on (`NEW`). */
-export const HELD = Number.NEGATIVE_INFINITY;
-export const NEW = Number.POSITIVE_INFINITY;
-
 /**
- * Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. A listing
- * held is used when it was sent at or after `since` (`performance.now()`), else the server lists again.
+ * Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. `held`: a
+ * listing already held will do; `fresh`: the server lists again (joining a listing in flight).
  */
-export function index(t: Table, name: string, live: Live, since: number, signal?: AbortSignal): Promise<ToolIndex> {
+export function index(t: Table, name: string, live: Live, wanted: "held" | "fresh", signal?: AbortSignal): Promise<ToolIndex> {
 	const current = connection(t, name);
 	if (current.state !== "ready" || current.live !== live) {
 		return Promise.reject(new CallFailed(name, `the connection to MCP server "${name}" was reset`, "closed"));
 	}
 	if (current.listing) return awaitWith(current.listing, signal, () => cancelledCall(t, name));
-	if (current.index && (current.listedAt ?? HELD) >= since) return Promise.resolve(current.index);
+	if (current.index && wanted === "held") return Promise.resolve(current.index);
 	const timeout = t.entries.get(name)?.config?.requestTimeoutMs;
-	const listedAt = performance.now();
 	const listing = (
 		live.client.getServerCapabilities()?.tools
 			? live.client.listTools(undefined, { timeout, signal: t.shutdown.signal })
@@ -176,8 +171,7 @@ export function index(t: Table, name: string, live: Live, since: number, signal?
 		(result) => {
 			const now = connection(t, name);
 			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools);
-			if (now.state === "ready" && now.live === live)
-				t.connections.set(name, { ...now, index: built, listedAt, listing: undefined });
+			if (now.state === "ready" && now.live === live) t.connections.set(name, { ...now, index: built, listing: undefined });
 			return built;
 		},
 		async (error: unknown) => {
@@ -221,11 +215,11 @@ export async function visibleTool(
 	signal?: AbortSignal,
 ): Promise<{ live: Live; tool: Tool }> {
 	const live = await ready(t, name, signal);
-	const first = await index(t, name, live, HELD, signal);
+	const first = await index(t, name, live, "held", signal);
 	const found = first.byName.get(toolName);
 	if (found) return { live, tool: found };
 	// Not in the index we hold: the server may have added it since; list once more before refusing.
-	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, NEW, signal);
+	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, "fresh", signal);
 	const again = fresh.byName.get(toolName);
 	if (again) return { live, tool: again };
 	const reason = fresh.hidden.get(toolName);
@@ -303,25 +297,6 @@ export async function openFor(t: Table, config: ServerConfig, signal: AbortSigna
 			});
 		},
 	});
-}
-
-/**
- * The tool listing of a starting or ready server, once in: only one already held or in flight (the early
- * start's), so this never sends a request. Undefined without one, or when the setup or listing fails (the
- * call reports that).
- */
-export async function heldListing(t: Table, name: string): Promise<Readonly<{ live: Live; index: ToolIndex }> | undefined> {
-	const current = connection(t, name);
-	if (current.state !== "connecting" && current.state !== "ready") return undefined;
-	try {
-		const live = current.state === "ready" ? current.live : await current.setup;
-		const now = connection(t, name);
-		if (now.state !== "ready" || now.live !== live) return undefined;
-		const index = await (now.listing ?? now.index);
-		return index ? { live, index } : undefined;
-	} catch {
-		return undefined;
-	}
 }
 
 /** One tool call on a server's client, connecting first if needed; errors name the server and the tool. */
