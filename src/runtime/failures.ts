@@ -52,8 +52,8 @@ export class ExitedDuringSetup extends Error {
 }
 
 /**
- * A command that could not run: the spawn error itself (ENOENT, EACCES), or, through `setsid`,
- * its exit code 127 or 126 with the line it writes (`setsid: failed to execute x: No such file…`).
+ * A command that could not run: the spawn error itself (ENOENT, EACCES), or, through `setsid` and `env`,
+ * its exit code 127 or 126 with the line one of them writes (`env: 'x': No such file or directory`).
  */
 function spawnFailure(
 	config: ServerConfig,
@@ -63,7 +63,7 @@ function spawnFailure(
 ): string | undefined {
 	const command = `command "${config.command}"`;
 	const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-	const execLine = exit?.code === 126 || exit?.code === 127 ? /failed to execute .*?: (.+)$/m.exec(tail ?? "")?.[1] : undefined;
+	const execLine = exit?.code === 126 || exit?.code === 127 ? /(?:failed to execute |^(?:\S*\/)?env: ).*?: (.+)$/m.exec(tail ?? "")?.[1] : undefined;
 	if (code === "ENOENT" || /no such file/i.test(execLine ?? "")) return `${command} was not found (check "command" and PATH)`;
 	if (code === "EACCES" || /permission denied/i.test(execLine ?? "")) {
 		return `${command} could not be run: permission denied (is it an executable file?)`;

@@ -12,9 +12,14 @@ import { exited, processStat } from "../proc.ts";
 /** Environment variable that marks every process of one stdio connection (probe sibling included). */
 export const OWNER_ENV = "PI_MCP_OWNER";
 
+/** `env`, which a stdio server runs through after `setsid` (it execs: same process) to carry the owner mark in its command line. */
+export const ENV_BINARY = "/usr/bin/env";
+
 /** The `setsid` binary on Linux, else null (elsewhere the child's own pid is all we kill). */
 export const setsid = once((): string | null =>
-	process.platform === "linux" ? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null) : null,
+	process.platform === "linux" && existsSync(ENV_BINARY)
+		? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null)
+		: null,
 );
 
 function signal(target: number, name: NodeJS.Signals | 0): boolean {
