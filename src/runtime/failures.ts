@@ -63,7 +63,10 @@ function spawnFailure(
 ): string | undefined {
 	const command = `command "${config.command}"`;
 	const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-	const execLine = exit?.code === 126 || exit?.code === 127 ? /(?:failed to execute |^(?:\S*\/)?env: ).*?: (.+)$/m.exec(tail ?? "")?.[1] : undefined;
+	const execLine =
+		exit?.code === 126 || exit?.code === 127
+			? /(?:failed to execute |^(?:\S*\/)?env: ).*?: (.+)$/m.exec(tail ?? "")?.[1]
+			: undefined;
 	if (code === "ENOENT" || /no such file/i.test(execLine ?? "")) return `${command} was not found (check "command" and PATH)`;
 	if (code === "EACCES" || /permission denied/i.test(execLine ?? "")) {
 		return `${command} could not be run: permission denied (is it an executable file?)`;
