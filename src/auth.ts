@@ -323,7 +323,7 @@ export function createAuth(options: AuthOptions): Auth {
 		loadSdk,
 	});
 	const { store, login, load } = ctx;
-	// The sign-in runs the SDK with hostprovider.ts's provider; a refresh is a sign-in run that
+	// The sign-in runs the SDK with oauth-provider.ts's provider; a refresh is a sign-in run that
 	// stops short of a link. Wired here so that neither imports a module of its own floor.
 	const { runAuth } = createSignIn(ctx, (work, begin) => hostProvider(ctx, work, begin));
 	const parts: Parts = { ctx, runAuth, refresh: createRefresh(ctx, runAuth, options).refresh };

@@ -4,7 +4,7 @@
  * when its tokens count as expired. The session's shared copy: per server (keyed by its keyring
  * account) one readonly `ServerAuth`, replaced whole, with the latest keyring record, the pending
  * link, the refresh in flight and the client-credentials provider; every secret seen, for the
- * sanitiser; and `Work`, the state of one `auth()` run that signin.ts and hostprovider.ts share.
+ * sanitiser; and `Work`, the state of one `auth()` run that signin.ts and oauth-provider.ts share.
  * `auth.ts`, `signin.ts` and `refresh.ts` each own their fields and re-read the record after
  * every `await`.
  */

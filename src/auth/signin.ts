@@ -1,6 +1,6 @@
 /**
  * The authorization-code sign-in: the SDK's `auth()` does discovery, PKCE, registration, issuer
- * checks and the code exchange (with the host provider that auth.ts passes in, hostprovider.ts's);
+ * checks and the code exchange (with the host provider that auth.ts passes in, oauth-provider.ts's);
  * this module runs it, keeps one pending link per server (its words and notices are `login.ts`'s),
  * probes a 401's challenge, and runs the callback leg (loopback or pasted URL) that exchanges the
  * code, stores the record and notifies. Nothing here opens a browser.
@@ -86,7 +86,7 @@ export function signInScope(config: HttpServerConfig, asked: Challenge, sdk: Sdk
 }
 
 /**
- * The SDK's provider for one run (hostprovider.ts's, wired by auth.ts); `begin` registers the
+ * The SDK's provider for one run (oauth-provider.ts's, wired by auth.ts); `begin` registers the
  * loopback flow and resolves to its `state`.
  */
 export type HostProviderFactory = (work: Work, begin: (work: Work) => Promise<string>) => OAuthClientProvider;

@@ -1,6 +1,6 @@
 /**
  * Tool listings and the paging every listing shares. The `tools` action: one server's tools
- * listed, or ranked by a query (`search.ts`, loaded on the first query), or a query searched across
+ * listed, or ranked by a query (`search/rank.ts`, loaded on the first query), or a query searched across
  * every enabled server; the same listing for `pi-mcp tools` and `/mcp tools`, and the matching tool
  * definitions for the `/mcp` manager. Listings go through the output rules (`presentListing`:
  * escapes stripped, 50 KiB / 2,000 lines inline), never through the 2,000-character error sanitiser,
