@@ -14,7 +14,7 @@ import type {
 	Middleware,
 	Tool,
 } from "@modelcontextprotocol/client";
-import type { AuthorizationRequired, AuthRequired } from "./errors.ts";
+import type { AuthorizationRequired, AuthRequired, Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
 
@@ -80,6 +80,8 @@ export type RuntimeOptions = Readonly<{
 	clientInfo: ClientInfo;
 	/** Credentials for servers with `auth`; without it such servers fail with `AuthRequired`. */
 	auth?: Credentials;
+	/** How messages name the next step (the front end's commands); defaults to Pi's `/mcp …`. */
+	words?: Words;
 }>;
 
 export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";

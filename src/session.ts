@@ -7,6 +7,7 @@
 import { join } from "node:path";
 import type { SecretStore } from "./auth/keyring.ts";
 import type { Auth, CommandSession, Runtime } from "./contracts.ts";
+import type { Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerEntry } from "./schema.ts";
 
@@ -29,6 +30,8 @@ export type SessionInputs = Readonly<{
 	now?: () => number;
 	/** A sign-in finished (or failed): the front door tells the user its own way. */
 	notify?: (server: string, message: string, ok: boolean) => void;
+	/** How messages name the next step: the front end's commands; defaults to Pi's `/mcp …`. */
+	words?: Words;
 	/** How this session bounds each entry (`pi-mcp` marks its processes and applies `--timeout`). */
 	entry?: (entry: ServerEntry) => ServerEntry;
 }>;
@@ -91,6 +94,7 @@ function makeAuth(inputs: SessionInputs): Promise<Made> {
 				// Shared by every Pi process using the same keyring records: one refresh at a time per record.
 				lockDir: join(inputs.agentDir, "mcp-locks"),
 				notify: (server, message, ok) => inputs.notify?.(server, message, ok),
+				words: inputs.words,
 			});
 			return { auth, dispose: () => login.dispose() };
 		},
@@ -157,6 +161,7 @@ export class McpSession {
 			env: inputs.env,
 			clientInfo: { name: "pi-mcp", version: VERSION },
 			auth: this.auth,
+			words: inputs.words,
 		});
 		this.#made = { runtime, overflow: inputs.overflow ?? createOverflowStore({ baseDir: inputs.overflowDir }) };
 		return this.#made;

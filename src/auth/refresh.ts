@@ -54,7 +54,8 @@ export function createRefresh(ctx: AuthContext, reauthorize: Reauthorize, option
 				: `the refresh lock was not released: ${error.message}. If no pi process is refreshing this sign-in, remove ${error.path}`;
 		return new SetupFailed(
 			name,
-			clean(config, `MCP server "${name}": the sign-in was not refreshed: ${reason}; then run /mcp reconnect ${name}.`),
+			clean(config, `MCP server "${name}": the sign-in was not refreshed: ${reason}; then run ${ctx.words.reconnect(name)}.`),
+			{ kind: "reconnect", server: name },
 		);
 	}
 

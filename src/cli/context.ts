@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { readForEdit } from "../config/edit.ts";
 import { loadConfig, unknownServer } from "../config.ts";
 import type { Auth, Runtime, Session } from "../contracts.ts";
+import type { Words } from "../errors.ts";
 import { escapeName } from "../output/text.ts";
 import { createOverflowStore, type OverflowStore } from "../output.ts";
 import { type ConfigSnapshot, closeMatches, type ServerEntry } from "../schema.ts";
@@ -50,16 +51,8 @@ export function version(): string {
 	return VERSION;
 }
 
-/** Shared messages name Pi's `/mcp` commands; here the shell's (`pi-mcp login` asks for a pasted address itself). */
-export function shellWords(text: string): string {
-	return text
-		.replace(
-			/ ?If the browser runs on another machine, the address it ends on can be pasted with: \/mcp login [\w-]+ <that address>/g,
-			"",
-		)
-		.replace(/\/mcp login ([\w-]+)/g, "pi-mcp login $1")
-		.replace(/\/mcp reconnect [\w-]+/g, "pi-mcp doctor");
-}
+/** The shell's words for a message's next step (`pi-mcp login` asks for a pasted address itself). */
+export const SHELL_WORDS: Words = { reconnect: () => "pi-mcp doctor", login: (server) => `pi-mcp login ${server}` };
 
 /**
  * Kills every process that carries this run's mark (Linux: read from /proc, synchronously, so it
@@ -142,7 +135,7 @@ function savedFiles(out: string | undefined): OverflowStore & Readonly<{ kept: b
 
 /** What every command works with; `close` stops every server and listener. */
 export type Cli = Readonly<{
-	/** Messages and errors, in the shell's words (`shellWords`). */
+	/** Messages and errors (built with the shell's words, `SHELL_WORDS`). */
 	io: CliIo;
 	/** A tool's own result text, as the server sent it. */
 	content: (text: string) => void;
@@ -193,10 +186,11 @@ export async function openCli(io: CliIo, flags: Flags, signal: AbortSignal, mark
 			for (const listener of listeners) listener(server, message, ok);
 		},
 		entry: (entry) => forThisRun(entry, mark, flags.timeout),
+		words: SHELL_WORDS,
 	});
 	const session = await built.open();
 	return {
-		io: { ...io, out: (text) => io.out(shellWords(text)), err: (text) => io.err(shellWords(text)) },
+		io,
 		content: io.out,
 		flags,
 		agentDir,

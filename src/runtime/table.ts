@@ -7,7 +7,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
 import { awaitWith, settledWithin } from "../async.ts";
 import type { CallOptions, Live, RuntimeOptions, ServerStatus, TransportAuth } from "../contracts.ts";
-import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "../errors.ts";
+import { AuthRequired, CallFailed, PI_WORDS, SdkUnavailable, SetupFailed } from "../errors.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
@@ -33,6 +33,9 @@ export type Table = Readonly<{
 	stderrTails: Map<string, TailBuffer>;
 	shutdown: AbortController;
 }>;
+
+/** How messages name the next step: the front end's words (Pi's by default). */
+const wordsOf = (t: Table) => t.options.words ?? PI_WORDS;
 
 export function connection(t: Table, name: string): Connection {
 	return t.connections.get(name) ?? { state: "idle" };
@@ -135,7 +138,7 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 						? error
 						: error instanceof SdkUnavailable
 							? new SetupFailed(name, `MCP server "${name}" failed to start: ${error.message}`)
-							: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text));
+							: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text), wordsOf(t));
 				const now = connection(t, name);
 				const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
 				if (now.state === "connecting" && now.setup === setup) t.connections.set(name, next);
@@ -205,7 +208,7 @@ export async function callError(
 			: `the request to MCP server "${name}"`;
 	const end = { cancelled: signal?.aborted === true, ended: t.shutdown.signal.aborted };
 	const timeoutMs = t.entries.get(name)?.config?.requestTimeoutMs ?? 0;
-	return requestError(sdk, error, { name, what, timeoutMs, ...end }, (text) => clean(t, name, text));
+	return requestError(sdk, error, { name, what, timeoutMs, ...end }, (text) => clean(t, name, text), wordsOf(t));
 }
 
 export async function visibleTool(
@@ -284,14 +287,17 @@ export async function openFor(t: Table, config: ServerConfig, signal: AbortSigna
 		onClose: (live, exited) => {
 			const current = connection(t, name);
 			if (current.state !== "ready" || current.live !== live) return;
-			const failed: Connection = { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) };
+			const failed: Connection = {
+				state: "failed",
+				error: closedError(name, tail.text(), (text) => clean(t, name, text), wordsOf(t)),
+			};
 			t.connections.set(name, failed);
 			// The exit comes a moment after the stream's end: the message gains it, unless a reset came first.
 			void exited.then((exit) => {
 				if (exit && t.connections.get(name) === failed) {
 					t.connections.set(name, {
 						state: "failed",
-						error: closedError(name, tail.text(), (text) => clean(t, name, text), exit),
+						error: closedError(name, tail.text(), (text) => clean(t, name, text), wordsOf(t), exit),
 					});
 				}
 			});
