@@ -45,7 +45,7 @@ export type Live = Readonly<{
 	serverName?: string;
 	instructions?: string;
 	/** Set when we close on purpose, so `onclose` does not latch a failure. */
-	closing: { value: boolean };
+	closing: Readonly<{ set(): void; readonly on: boolean }>;
 	/** The checks the client validates structured results with. */
 	outputChecks: OutputChecks;
 }>;

@@ -38,6 +38,12 @@ export type InstallMcpOptions = Readonly<{
 	now?: () => number;
 }>;
 
+/** `step`, once `previous` has settled (whatever its outcome). */
+async function after(previous: Promise<void> | undefined, step: () => Promise<void>): Promise<void> {
+	await previous?.catch(() => undefined);
+	await step();
+}
+
 /** The extension's one owner of what changes: the current session, its loading, and Pi's latest context. */
 class Host {
 	readonly pi: ExtensionAPI;
@@ -95,11 +101,7 @@ class Host {
 
 	/** Runs `step` after every session start or change before it, so that `/mcp` and the tool see it applied. */
 	chain(step: () => Promise<void>): Promise<void> {
-		const previous = this.loading;
-		const loading = (async () => {
-			await previous?.catch(() => undefined);
-			await step();
-		})();
+		const loading = after(this.loading, step);
 		this.loading = loading;
 		return loading;
 	}

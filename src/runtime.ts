@@ -24,6 +24,7 @@ import {
 	visibleTool,
 } from "./runtime/table.ts";
 import type { ServerEntry } from "./schema.ts";
+import { sdkConsole } from "./sdk.ts";
 
 export function createRuntime(options: RuntimeOptions): Runtime {
 	const t: Table = {
@@ -33,6 +34,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		stderrTails: new Map<string, TailBuffer>(),
 		shutdown: new AbortController(),
 	};
+	// Held from creation to disposal: the SDK's console notices stay off the terminal meanwhile.
+	const release = sdkConsole.hold();
 	return {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
 		names: () => [...t.entries.keys()],
@@ -75,6 +78,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		},
 
 		update: (servers) => update(t, servers),
-		dispose: () => dispose(t),
+		dispose: async () => {
+			await dispose(t);
+			release();
+		},
 	};
 }

@@ -16,7 +16,7 @@ import type { Runtime } from "../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../src/errors.ts";
 import { duration } from "../src/runtime/failures.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { sdkNotices } from "../src/sdk.ts";
+import { sdkConsole } from "../src/sdk.ts";
 import {
 	CRASH,
 	count,
@@ -443,7 +443,7 @@ describe("failures and teardown", () => {
 			written.map((line) => line.trim()),
 			["ordinary warning"],
 		);
-		assert.ok(sdkNotices.some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
+		assert.ok(sdkConsole.notices().some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
 		await h.cleanup();
 	});
 });

@@ -54,6 +54,15 @@ export function version(): string {
 /** The shell's words for a message's next step (`pi-mcp login` asks for a pasted address itself). */
 export const SHELL_WORDS: Words = { reconnect: () => "pi-mcp doctor", login: (server) => `pi-mcp login ${server}` };
 
+/** The ids of every other process (Linux: from /proc); none when it cannot be read. */
+function processIds(): readonly string[] {
+	try {
+		return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid);
+	} catch {
+		return [];
+	}
+}
+
 /**
  * Kills every process that carries this run's mark (Linux: read from /proc, synchronously, so it
  * also works from a signal handler on the way out). Each server runs in its own session, out of
@@ -62,13 +71,7 @@ export const SHELL_WORDS: Words = { reconnect: () => "pi-mcp doctor", login: (se
 export function sweep(mark: string): number {
 	if (process.platform !== "linux") return 0;
 	const needle = Buffer.from(`${RUN_MARK}=${mark}\0`);
-	const pids = (() => {
-		try {
-			return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid);
-		} catch {
-			return [];
-		}
-	})();
+	const pids = processIds();
 	const marked = pids.filter((pid) => {
 		try {
 			return readFileSync(`/proc/${pid}/environ`).includes(needle);
@@ -110,27 +113,39 @@ export function extensionOf(mimeType: string): string {
  */
 function savedFiles(out: string | undefined): OverflowStore & Readonly<{ kept: boolean }> {
 	if (out === undefined) return { ...createOverflowStore(), kept: false };
-	const state = { used: 0, count: 0 };
-	return {
-		kept: true,
-		async save(name, pieces) {
-			await mkdir(out, { recursive: true });
-			state.count += 1;
-			const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
-			const path = join(out, `${process.pid}-${String(state.count).padStart(3, "0")}-${safe}`);
-			const handle = await open(path, "wx", 0o600);
-			try {
-				for (const piece of pieces) await handle.writeFile(piece);
-			} finally {
-				await handle.close();
-			}
-			const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
-			state.used += bytes;
-			return { path, bytes };
-		},
-		used: () => state.used,
-		dispose: async () => undefined,
-	};
+	const files = new KeptFiles(out);
+	return { kept: true, save: (name, pieces) => files.save(name, pieces), used: () => files.used, dispose: async () => undefined };
+}
+
+/** Files saved into `--out`: their count names them, their bytes are reported. */
+class KeptFiles {
+	readonly #out: string;
+	#used = 0;
+	#count = 0;
+
+	constructor(out: string) {
+		this.#out = out;
+	}
+
+	get used(): number {
+		return this.#used;
+	}
+
+	async save(name: string, pieces: readonly (string | Uint8Array)[]): Promise<Readonly<{ path: string; bytes: number }>> {
+		await mkdir(this.#out, { recursive: true });
+		this.#count += 1;
+		const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
+		const path = join(this.#out, `${process.pid}-${String(this.#count).padStart(3, "0")}-${safe}`);
+		const handle = await open(path, "wx", 0o600);
+		try {
+			for (const piece of pieces) await handle.writeFile(piece);
+		} finally {
+			await handle.close();
+		}
+		const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
+		this.#used += bytes;
+		return { path, bytes };
+	}
 }
 
 /** What every command works with; `close` stops every server and listener. */

@@ -67,6 +67,17 @@ export function outputChecks(engine: jsonSchemaValidator): OutputChecks {
 	};
 }
 
+/** Set once we close on purpose, so that `onclose` does not latch a failure. */
+class Closing {
+	#on = false;
+	set(): void {
+		this.#on = true;
+	}
+	get on(): boolean {
+		return this.#on;
+	}
+}
+
 /** Connects one server; on failure everything started is closed and killed before rejecting. */
 export async function openServer(config: ServerConfig, options: OpenOptions): Promise<Live> {
 	const { signal, tail } = options;
@@ -103,7 +114,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		{ name: options.clientInfo.name, version: options.clientInfo.version },
 		{ capabilities: {}, versionNegotiation: negotiation(config), jsonSchemaValidator: checks },
 	);
-	const closing = { value: false };
+	const closing = new Closing();
 	client.onerror = () => {
 		// Transport errors surface through the failing request or `onclose`; never on the console.
 	};
@@ -113,7 +124,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		const child = spawns?.stop();
 		// Read before closing: how the server ended by itself, not by our kill.
 		const exit = child ? { code: child.exitCode, signal: child.signalCode } : undefined;
-		closing.value = true;
+		closing.set();
 		await client.close().catch(() => undefined);
 		if (config.transport === "stdio") await killAll(wrapper ? child?.pid : undefined, owner);
 		const mapped = await options.mapError(error);
@@ -132,7 +143,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		outputChecks: checks,
 	};
 	client.onclose = () => {
-		if (live.closing.value) return;
+		if (live.closing.on) return;
 		options.onClose(live, exitOf(child));
 		void killAll(live.pgid, live.owner);
 	};
@@ -182,7 +193,7 @@ function exitOf(child: ChildProcess | undefined): Promise<Exit | undefined> {
 
 /** Closes on purpose: the client, then the process group and whatever carries the owner mark. */
 export async function closeLive(live: Live): Promise<void> {
-	live.closing.value = true;
+	live.closing.set();
 	await live.client.close().catch(() => undefined);
 	await killAll(live.pgid, live.owner);
 }

@@ -104,18 +104,13 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 	if (current.state === "connecting") return awaitWith(current.setup, signal, cancelled);
 
 	const abort = new AbortController();
-	const timer: { handle?: ReturnType<typeof setTimeout> } = {};
 	const onShutdown = () => abort.abort(new Error("shutdown"));
 	t.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
 	const timedOut = () => (abort.signal.reason as Error | undefined)?.message === "setup timeout";
 	// The server's timeout bounds its own setup (credentials, spawn, handshake), not pi-mcp loading the
 	// SDK, which the early start may still be waiting for: 100–150 ms inside Pi, seconds on a loaded machine.
 	const setup = loadSdk()
-		.then(() => {
-			timer.handle = setTimeout(() => abort.abort(new Error("setup timeout")), config.requestTimeoutMs);
-			timer.handle.unref();
-			return openFor(t, config, abort.signal);
-		})
+		.then(() => within(config.requestTimeoutMs, abort, () => openFor(t, config, abort.signal)))
 		.then(
 			(live) => {
 				const now = connection(t, name);
@@ -145,13 +140,21 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 				throw failure;
 			},
 		);
-	const settle = () => {
-		clearTimeout(timer.handle);
-		t.shutdown.signal.removeEventListener("abort", onShutdown);
-	};
+	const settle = () => t.shutdown.signal.removeEventListener("abort", onShutdown);
 	setup.then(settle, settle);
 	t.connections.set(name, { state: "connecting", setup, abort });
 	return awaitWith(setup, signal, cancelled);
+}
+
+/** `run`, aborted through `abort` once `ms` pass (the timer does not hold the process). */
+async function within<T>(ms: number, abort: AbortController, run: () => Promise<T>): Promise<T> {
+	const timer = setTimeout(() => abort.abort(new Error("setup timeout")), ms);
+	timer.unref();
+	try {
+		return await run();
+	} finally {
+		clearTimeout(timer);
+	}
 }
 
 /**
