@@ -14,15 +14,16 @@ export type OpenSession = Readonly<{ session: CommandSession; built: McpSession;
 
 type Servers = Readonly<Record<string, unknown>>;
 
-export async function openSession(
-	servers: Servers | ((dir: string) => Servers),
-	prefix = "pi-mcp-session-",
-): Promise<OpenSession> {
+/** A prefix for the directory's name, or that and the environment the configuration and servers read. */
+type Options = string | Readonly<{ prefix?: string; env?: Readonly<Record<string, string | undefined>> }>;
+
+export async function openSession(servers: Servers | ((dir: string) => Servers), options: Options = {}): Promise<OpenSession> {
+	const { prefix = "pi-mcp-session-", env = process.env } = typeof options === "string" ? { prefix: options } : options;
 	const dir = await mkdtemp(join(tmpdir(), prefix));
 	const entries = typeof servers === "function" ? servers(dir) : servers;
 	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: entries }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
-	const built = createSession({ config, env: process.env, agentDir: dir, overflowDir: dir });
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env });
+	const built = createSession({ config, env, agentDir: dir, overflowDir: dir });
 	const session = await built.open();
 	const close = async () => {
 		await built.dispose();
