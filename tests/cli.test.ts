@@ -346,3 +346,11 @@ test("a message's next step is data, worded by each front end: Pi's /mcp, the sh
 		assert.equal(link.includes("can be pasted with"), words === PI_WORDS, link);
 	}
 });
+
+test("one version: the one servers see in clientInfo and pi-mcp --version prints is package.json's", async () => {
+	const { VERSION } = await import("../src/session.ts");
+	const { version } = await import("../src/cli/context.ts");
+	const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+	assert.equal(VERSION, pkg.version);
+	assert.equal(version(), VERSION);
+});
