@@ -5,18 +5,30 @@
  * forgotten, so the next call tries again (a failed import or directory check is not latched).
  */
 export function once<T>(make: () => T): () => T {
-	const slot: { value?: { current: T } } = {};
-	return () => {
-		if (slot.value) return slot.value.current;
-		const current = make();
-		slot.value = { current };
+	const memo = new Memo(make);
+	return () => memo.get();
+}
+
+/** `once`'s value: made on the first `get`, forgotten if it is a promise that rejects. */
+class Memo<T> {
+	readonly #make: () => T;
+	#held?: { readonly current: T };
+
+	constructor(make: () => T) {
+		this.#make = make;
+	}
+
+	get(): T {
+		if (this.#held) return this.#held.current;
+		const current = this.#make();
+		this.#held = { current };
 		if (current instanceof Promise) {
 			current.catch(() => {
-				if (slot.value?.current === current) slot.value = undefined;
+				if (this.#held?.current === current) this.#held = undefined;
 			});
 		}
 		return current;
-	};
+	}
 }
 
 /** Resolves after `ms`. Not unref()ed: teardown must finish even when nothing else keeps the loop alive. */

@@ -45,7 +45,7 @@ import {
 	translate,
 } from "./auth/signin.ts";
 import type { Auth, TransportAuth } from "./contracts.ts";
-import { AuthRequired, SetupFailed } from "./errors.ts";
+import { AuthRequired, PI_WORDS, SetupFailed, type Words } from "./errors.ts";
 import { type LoginService, minutes } from "./login.ts";
 import type { HttpServerConfig, ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
@@ -61,6 +61,8 @@ export type AuthOptions = Readonly<{
 	now?: () => number;
 	/** A sign-in finished (`ok`) or failed; the message is sanitised and names the server. */
 	notify: (server: string, message: string, ok: boolean) => void;
+	/** How messages name the next step (the front end's commands); defaults to Pi's `/mcp …`. */
+	words?: Words;
 	/** `client_name` for dynamic registration; defaults to "pi-mcp". */
 	clientName?: string;
 	/**
@@ -102,7 +104,7 @@ function tokenProvider(parts: Parts, config: HttpServerConfig, account: string):
 	/** No refresh token: the pending link, or a new one for what the server's challenge asks. */
 	const fresh = async (signal: AbortSignal, hint?: Challenge) => {
 		const pending = ctx.get(account).flow;
-		if (pending && now() <= pending.expiresAt) throw required(clean, config, pending);
+		if (pending && now() <= pending.expiresAt) throw required(clean, config, pending, ctx.words);
 		const sdk = await loadSdk();
 		const asked = hint ?? (await challenge(config, sdk, signal));
 		const scope = signInScope(config, asked, sdk);
@@ -146,7 +148,7 @@ async function prepareInteractive(parts: Parts, config: HttpServerConfig, signal
 		return interactiveProvider(parts, config, account);
 	}
 	const pending = ctx.get(account).flow;
-	if (pending && now() <= pending.expiresAt) throw required(clean, config, pending);
+	if (pending && now() <= pending.expiresAt) throw required(clean, config, pending, ctx.words);
 	const sdk = await loadSdk();
 	const asked = await challenge(config, sdk, signal);
 	const link = await runAuth(config, account, {
@@ -166,7 +168,7 @@ async function prepareMachine(ctx: AuthContext, config: HttpServerConfig, signal
 	const oauth = config.oauth;
 	const variable = oauth?.clientSecretEnv;
 	const secret = variable ? env[variable] : undefined;
-	if (!oauth?.clientId || !secret) throw missingVariable(config, "oauth.clientSecretEnv", variable);
+	if (!oauth?.clientId || !secret) throw missingVariable(config, "oauth.clientSecretEnv", variable, ctx.words);
 	remember(secret);
 	const account = recordAccount(config);
 	const existing = ctx.get(account).machine;
@@ -216,7 +218,7 @@ async function prepareMachine(ctx: AuthContext, config: HttpServerConfig, signal
 function prepareBearer(ctx: AuthContext, config: ServerConfig): AuthProvider {
 	const variable = config.bearerTokenEnv;
 	const token = variable ? ctx.env[variable] : undefined;
-	if (!token) throw missingVariable(config, "bearerTokenEnv", variable);
+	if (!token) throw missingVariable(config, "bearerTokenEnv", variable, ctx.words);
 	ctx.remember(token);
 	return { token: async () => token };
 }
@@ -321,9 +323,10 @@ export function createAuth(options: AuthOptions): Auth {
 		clientName: options.clientName ?? "pi-mcp",
 		notify: options.notify,
 		loadSdk,
+		words: options.words ?? PI_WORDS,
 	});
 	const { login, load } = ctx;
-	// The sign-in runs the SDK with hostprovider.ts's provider; a refresh is a sign-in run that
+	// The sign-in runs the SDK with oauth-provider.ts's provider; a refresh is a sign-in run that
 	// stops short of a link. Wired here so that neither imports a module of its own floor.
 	const { runAuth } = createSignIn(ctx, (work, begin) => hostProvider(ctx, work, begin));
 	const refreshes = createRefresh(ctx, runAuth, options);

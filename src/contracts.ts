@@ -14,7 +14,7 @@ import type {
 	Middleware,
 	Tool,
 } from "@modelcontextprotocol/client";
-import type { AuthorizationRequired, AuthRequired } from "./errors.ts";
+import type { AuthorizationRequired, AuthRequired, Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
 
@@ -54,7 +54,7 @@ export type Live = Readonly<{
 	serverName?: string;
 	instructions?: string;
 	/** Set when we close on purpose, so `onclose` does not latch a failure. */
-	closing: { value: boolean };
+	closing: Readonly<{ set(): void; readonly on: boolean }>;
 	/** The checks the client validates structured results with. */
 	outputChecks: OutputChecks;
 }>;
@@ -89,6 +89,8 @@ export type RuntimeOptions = Readonly<{
 	clientInfo: ClientInfo;
 	/** Credentials for servers with `auth`; without it such servers fail with `AuthRequired`. */
 	auth?: Credentials;
+	/** How messages name the next step (the front end's commands); defaults to Pi's `/mcp …`. */
+	words?: Words;
 }>;
 
 export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
@@ -123,12 +125,9 @@ export interface Runtime {
 	status(): readonly ServerStatus[];
 	/** Names of all entries, for completions. */
 	names(): readonly string[];
-	/**
-	 * Connects if needed and lists the model-visible tools (coalesced per server): a new listing, or one
-	 * sent at or after `since` (`performance.now()`; for the call whose early start listed them).
-	 */
-	tools(server: string, signal?: AbortSignal, since?: number): Promise<readonly Tool[]>;
-	/** The definition of one model-visible tool. */
+	/** Connects if needed and lists the model-visible tools anew (joining a listing in flight). */
+	tools(server: string, signal?: AbortSignal): Promise<readonly Tool[]>;
+	/** The definition of one model-visible tool (from the listing held), its output check compiled. */
 	tool(server: string, name: string, signal?: AbortSignal): Promise<Tool>;
 	call(server: string, tool: string, args: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
 	/**
@@ -146,25 +145,6 @@ export interface Runtime {
 	reset(server: string): Promise<void>;
 	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */
 	connect(server: string, signal?: AbortSignal): Promise<ServerStatus>;
-	/**
-	 * Starts the shared setup of an idle, enabled server without waiting for it (the model is still
-	 * writing the call that will join it), and with `tools` also the tool listing that call needs. A
-	 * failure latches exactly as a call's would, and the call reports it. With `since` (a `tools` call
-	 * begun then), a ready server lists its tools now unless it did since then: the call uses that
-	 * listing (see `tools`). Anything else: nothing. True when it began a setup (the server was idle).
-	 */
-	start(server: string, options?: Readonly<{ tools?: boolean; since?: number }>): boolean;
-	/**
-	 * Compiles the output-schema check of `tool` on a server that is starting or ready, once its tool
-	 * listing is in (the model is still writing the call). Never starts a server, lists tools or sends
-	 * anything; a tool it does not know, or a schema that does not compile, is left to the call.
-	 */
-	prepare(server: string, tool: string): Promise<Prepared>;
-	/**
-	 * The tools of a starting or ready server's listing, once it is in: only one held or in flight (the
-	 * early start's); never starts a server or sends anything. Undefined without one or when it failed.
-	 */
-	listed(server: string): Promise<readonly Tool[] | undefined>;
 	/** Replaces the entries; connections whose entry changed or vanished are closed. */
 	update(servers: readonly ServerEntry[]): Promise<void>;
 	/** Aborts everything, closes every client and kills every process group. Idempotent. */
@@ -202,3 +182,22 @@ export interface Auth {
 
 /** What `/mcp` (its command and its manager) works on: the session's parts and its credentials. */
 export type CommandSession = Session & Readonly<{ auth: Auth }>;
+
+/** One `mcp` call as it begins to run: its id and what it names. */
+export type CallStart = Readonly<{ id: string; action: string; server?: string }>;
+
+/**
+ * Where the `mcp` tool's calls get their session (`index.ts` hands it out; the early start wraps it,
+ * `tool/early.ts`). Never connects by itself.
+ */
+export type Calls = Readonly<{
+	/** The configured entries now (none before a session starts); never waits or loads. */
+	entries(): readonly ServerEntry[];
+	/** The current runtime, only if it was made (closing never makes one). */
+	runtime(): Runtime | undefined;
+	/** Loads the tool's modules and the SDK ahead of a call; a failure is the call's to report. */
+	preload(): void;
+	/** The session a call runs in (`call`: the one executed now, if any): waits for a session still loading;
+	 * its runtime is made on first use. */
+	open(call?: CallStart): Promise<CommandSession>;
+}>;

@@ -1,12 +1,37 @@
 /** The few error classes callers branch on. Messages are already sanitised when constructed. */
 
+/**
+ * What a message tells the user to run next, worded by the front end that shows it (the extension's `/mcp …`,
+ * the shell's `pi-mcp …`): the front end hands its words to the session, and messages are built with them.
+ */
+export type Words = Readonly<{
+	/** Starts a failed server again once its cause is fixed. */
+	reconnect: (server: string) => string;
+	/** A new sign-in link. */
+	login: (server: string) => string;
+	/** Where the address a remote browser ended on can be pasted; none where the sign-in asks for it itself. */
+	paste?: (server: string) => string;
+}>;
+
+/** Pi's words (the extension's, and the default). */
+export const PI_WORDS: Words = {
+	reconnect: (server) => `/mcp reconnect ${server}`,
+	login: (server) => `/mcp login ${server}`,
+	paste: (server) => `/mcp login ${server} <that address>`,
+};
+
+/** The next step a message names, as data: its kind and its server. */
+export type Hint = Readonly<{ kind: "reconnect" | "login"; server: string }>;
+
 /** A server's connection could not be set up; latched until `/mcp reconnect`. */
 export class SetupFailed extends Error {
 	override readonly name = "SetupFailed";
 	readonly server: string;
-	constructor(server: string, message: string) {
+	readonly hint?: Hint;
+	constructor(server: string, message: string, hint?: Hint) {
 		super(message);
 		this.server = server;
+		this.hint = hint;
 	}
 }
 
@@ -25,9 +50,11 @@ export class SdkUnavailable extends Error {
 export class AuthRequired extends Error {
 	override readonly name = "AuthRequired";
 	readonly server: string;
-	constructor(server: string, message: string) {
+	readonly hint?: Hint;
+	constructor(server: string, message: string, hint?: Hint) {
 		super(message);
 		this.server = server;
+		this.hint = hint;
 	}
 }
 
@@ -38,10 +65,12 @@ export class CallFailed extends Error {
 	override readonly name = "CallFailed";
 	readonly server: string;
 	readonly reason: CallFailure;
-	constructor(server: string, message: string, reason: CallFailure) {
+	readonly hint?: Hint;
+	constructor(server: string, message: string, reason: CallFailure, hint?: Hint) {
 		super(message);
 		this.server = server;
 		this.reason = reason;
+		this.hint = hint;
 	}
 }
 

@@ -2,8 +2,11 @@
  * Sign-in as the user meets it: the authorization link (its words, how long it stays valid, the
  * paste fallback), the notices when a sign-in completes or fails, and what the transient loopback
  * promises (`LoginService`; `login/receiver.ts` is that loopback). The OAuth itself (the SDK's
- * `auth()`, the record, refresh) is `auth.ts`'s. Imports nothing; nothing here opens a browser.
+ * `auth()`, the record, refresh) is `auth.ts`'s. Its commands are the front end's (`Words`); nothing here
+ * opens a browser.
  */
+import { PI_WORDS, type Words } from "./errors.ts";
+
 /** How long an authorization link stays valid. */
 export const FLOW_TTL_MS = 5 * 60_000;
 /** Longest callback URL accepted (request target or pasted URL), in characters. */
@@ -60,11 +63,13 @@ export function minutes(ms: number): string {
 /** Stands for the link while the message around it is sanitised. */
 const LINK = "\u0000link\u0000";
 
-function linkMessage(config: Readonly<{ name: string }>, url: string, reason: Reason, scope?: string): string {
+function linkMessage(config: Readonly<{ name: string }>, url: string, reason: Reason, words: Words, scope?: string): string {
 	const name = config.name;
-	const paste = `If the browser runs on another machine, the address it ends on can be pasted with: /mcp login ${name} <that address>`;
+	const paste = words.paste
+		? ` If the browser runs on another machine, the address it ends on can be pasted with: ${words.paste(name)}`
+		: "";
 	if (reason === "login") {
-		return `Open this link in your browser to sign in to MCP server "${name}":\n${url}\nThe link is valid for ${minutes(FLOW_TTL_MS)}. ${paste}`;
+		return `Open this link in your browser to sign in to MCP server "${name}":\n${url}\nThe link is valid for ${minutes(FLOW_TTL_MS)}.${paste}`;
 	}
 	const lead =
 		reason === "step-up"
@@ -75,7 +80,7 @@ function linkMessage(config: Readonly<{ name: string }>, url: string, reason: Re
 	return (
 		`${lead} Ask the user to open this link in their browser and approve access:\n${url}\n` +
 		"Do not open the link yourself, and do not poll or retry in the meantime: wait until a message says the sign-in " +
-		`completed, then continue. The link is valid for ${minutes(FLOW_TTL_MS)}. ${paste}`
+		`completed, then continue. The link is valid for ${minutes(FLOW_TTL_MS)}.${paste}`
 	);
 }
 
@@ -84,18 +89,19 @@ export function linkText<C extends Readonly<{ name: string }>>(
 	clean: (config: C, text: string) => string,
 	config: C,
 	flow: Flow,
+	words: Words = PI_WORDS,
 ): string {
 	// The link is built by the SDK from public values only (no token, secret or verifier); it is
 	// kept out of the sanitiser so that a redacted configuration value cannot break it.
-	const [lead = "", tail = ""] = linkMessage(config, LINK, flow.reason, flow.scope).split(LINK);
+	const [lead = "", tail = ""] = linkMessage(config, LINK, flow.reason, words, flow.scope).split(LINK);
 	return `${clean(config, lead)}${flow.url}${clean(config, tail)}`;
 }
 
 /** What the user and the agent are told when the browser's redirect comes back. */
 export const notices = {
 	signedIn: (name: string) => `Signed in to MCP server "${name}". Calls to it can continue now.`,
-	refused: (name: string, detail: string) =>
-		`Sign-in to MCP server "${name}" was refused by the authorization server (${detail}). Run /mcp login ${name} to try again.`,
-	failed: (name: string, reason: string) =>
-		`Sign-in to MCP server "${name}" failed: ${reason.replace(/\.$/, "")}. Run /mcp login ${name} for a new link.`,
+	refused: (name: string, detail: string, words: Words = PI_WORDS) =>
+		`Sign-in to MCP server "${name}" was refused by the authorization server (${detail}). Run ${words.login(name)} to try again.`,
+	failed: (name: string, reason: string, words: Words = PI_WORDS) =>
+		`Sign-in to MCP server "${name}" failed: ${reason.replace(/\.$/, "")}. Run ${words.login(name)} for a new link.`,
 } as const;

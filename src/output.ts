@@ -72,17 +72,18 @@ function countLines(text: string): number {
 	return countNewlines(text) + (text.endsWith("\n") ? 0 : 1);
 }
 
+/** `at`, moved back (at most `steps` bytes) to the first byte of the UTF-8 character it falls in. */
+function charStart(buf: Buffer, at: number, steps: number): number {
+	return steps > 0 && at > 0 && ((buf[at] ?? 0) & 0xc0) === 0x80 ? charStart(buf, at - 1, steps - 1) : at;
+}
+
 /** The first `maxBytes` bytes of `text`, never splitting a UTF-8 character or a surrogate pair. */
 function headBytes(text: string, maxBytes: number): string {
 	// A slice of maxBytes UTF-16 units holds at least maxBytes bytes, so it contains the answer.
 	const slice = text.slice(0, maxBytes);
 	const buf = Buffer.from(slice, "utf8");
 	if (buf.length <= maxBytes) return slice;
-	const end = Array.from({ length: 4 }).reduce<number>(
-		(cut) => (cut > 0 && ((buf[cut] ?? 0) & 0xc0) === 0x80 ? cut - 1 : cut),
-		maxBytes,
-	);
-	return buf.subarray(0, end).toString("utf8");
+	return buf.subarray(0, charStart(buf, maxBytes, 4)).toString("utf8");
 }
 
 /**
@@ -208,50 +209,63 @@ export type OverflowOptions = Readonly<{ baseDir?: string; maxBytes?: number }>;
 
 /** The per-session overflow directory; created on first use, never before. */
 export function createOverflowStore(options: OverflowOptions = {}): OverflowStore {
-	const maxBytes = options.maxBytes ?? OVERFLOW_MAX_BYTES;
-	const state: { dir?: Promise<string>; used: number; count: number; disposed: boolean } = {
-		used: 0,
-		count: 0,
-		disposed: false,
-	};
-	const directory = (): Promise<string> => {
-		state.dir ??= (async () => {
-			const dir = join(options.baseDir ?? tmpdir(), `pi-mcp-${process.pid}-${randomBytes(6).toString("hex")}`);
-			await mkdir(dir, { mode: 0o700 });
-			await chmod(dir, 0o700);
-			return dir;
-		})();
-		return state.dir;
-	};
-	return {
-		async save(name, pieces) {
-			if (state.disposed) return { refused: "ended" };
-			const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
-			if (state.used + bytes > maxBytes) {
-				return { refused: "cap", capBytes: maxBytes, usedBytes: state.used };
+	const store = new OverflowDir(options);
+	return { save: (name, pieces) => store.save(name, pieces), used: () => store.used, dispose: () => store.dispose() };
+}
+
+/** The overflow directory's one owner: where it is, what was saved, and whether the session ended. */
+class OverflowDir {
+	readonly #baseDir?: string;
+	readonly #maxBytes: number;
+	#dir?: Promise<string>;
+	#used = 0;
+	#count = 0;
+	#disposed = false;
+
+	constructor(options: OverflowOptions) {
+		this.#baseDir = options.baseDir;
+		this.#maxBytes = options.maxBytes ?? OVERFLOW_MAX_BYTES;
+	}
+
+	get used(): number {
+		return this.#used;
+	}
+
+	async #make(): Promise<string> {
+		const dir = join(this.#baseDir ?? tmpdir(), `pi-mcp-${process.pid}-${randomBytes(6).toString("hex")}`);
+		await mkdir(dir, { mode: 0o700 });
+		await chmod(dir, 0o700);
+		return dir;
+	}
+
+	async save(name: string, pieces: readonly (string | Uint8Array)[]): ReturnType<OverflowStore["save"]> {
+		if (this.#disposed) return { refused: "ended" };
+		const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
+		if (this.#used + bytes > this.#maxBytes) {
+			return { refused: "cap", capBytes: this.#maxBytes, usedBytes: this.#used };
+		}
+		this.#used += bytes;
+		this.#count += 1;
+		const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
+		this.#dir ??= this.#make();
+		const path = join(await this.#dir, `${String(this.#count).padStart(3, "0")}-${safe}`);
+		// Written piece by piece, and strings in 1 MiB slices: a 50 MiB result is never joined into one
+		// more copy, nor encoded into one more 50 MiB buffer.
+		const handle = await open(path, "wx", 0o600);
+		try {
+			for (const piece of pieces) {
+				for (const slice of slices(piece)) await handle.writeFile(slice);
 			}
-			state.used += bytes;
-			state.count += 1;
-			const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
-			const path = join(await directory(), `${String(state.count).padStart(3, "0")}-${safe}`);
-			// Written piece by piece, and strings in 1 MiB slices: a 50 MiB result is never joined into one
-			// more copy, nor encoded into one more 50 MiB buffer.
-			const handle = await open(path, "wx", 0o600);
-			try {
-				for (const piece of pieces) {
-					for (const slice of slices(piece)) await handle.writeFile(slice);
-				}
-			} finally {
-				await handle.close();
-			}
-			return { path, bytes };
-		},
-		used: () => state.used,
-		async dispose() {
-			state.disposed = true;
-			const dir = state.dir;
-			state.dir = undefined;
-			if (dir) await rm(await dir, { recursive: true, force: true });
-		},
-	};
+		} finally {
+			await handle.close();
+		}
+		return { path, bytes };
+	}
+
+	async dispose(): Promise<void> {
+		this.#disposed = true;
+		const dir = this.#dir;
+		this.#dir = undefined;
+		if (dir) await rm(await dir, { recursive: true, force: true });
+	}
 }

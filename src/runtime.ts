@@ -1,6 +1,6 @@
 /**
  * The runtime's face (`Runtime`): one SDK client per server, opened lazily and shared by concurrent
- * callers; independent calls; latched failures; reset and teardown. The connection table behind it is
+ * callers; independent calls; latched failures; reset and teardown. The face is what a call needs. The connection table behind it is
  * `runtime/table.ts` (state per server, replaced whole and re-read after every `await`); how one server
  * is opened and closed, `runtime/open.ts`.
  */
@@ -14,10 +14,7 @@ import {
 	configOf,
 	connection,
 	dispose,
-	HELD,
-	heldListing,
 	index,
-	NEW,
 	ready,
 	reset,
 	statusOf,
@@ -27,6 +24,7 @@ import {
 	visibleTool,
 } from "./runtime/table.ts";
 import type { ServerEntry } from "./schema.ts";
+import { sdkConsole } from "./sdk.ts";
 
 export function createRuntime(options: RuntimeOptions): Runtime {
 	const t: Table = {
@@ -36,17 +34,22 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		stderrTails: new Map<string, TailBuffer>(),
 		shutdown: new AbortController(),
 	};
+	// Held from creation to disposal: the SDK's console notices stay off the terminal meanwhile.
+	const release = sdkConsole.hold();
 	return {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
 		names: () => [...t.entries.keys()],
 
-		async tools(name, signal, since = NEW) {
+		async tools(name, signal) {
 			const live = await ready(t, name, signal);
-			return (await index(t, name, live, since, signal)).tools;
+			return (await index(t, name, live, "fresh", signal)).tools;
 		},
 
 		async tool(name, toolName, signal) {
-			return (await visibleTool(t, name, toolName, signal)).tool;
+			const { live, tool } = await visibleTool(t, name, toolName, signal);
+			// Compiled now, the check is ready for the call that follows (one the model is still writing).
+			if (tool.outputSchema) void live.outputChecks.prepare(tool.outputSchema);
+			return tool;
 		},
 
 		call: (name, toolName, args, callOptions = {}) => callTool(t, name, toolName, args, callOptions),
@@ -68,38 +71,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		async connect(name, signal) {
 			await ready(t, name, signal).catch(() => undefined);
 			const current = connection(t, name);
-			if (current.state === "ready") await index(t, name, current.live, NEW, signal).catch(() => undefined);
+			if (current.state === "ready") await index(t, name, current.live, "fresh", signal).catch(() => undefined);
 			const entry = t.entries.get(name);
 			if (!entry) throw unknownServer(t, name);
 			return statusOf(t, entry);
 		},
 
-		start(name, startOptions = {}) {
-			const entry = t.entries.get(name);
-			if (!entry?.enabled || entry.config === undefined || entry.error !== undefined) return false;
-			if (t.shutdown.signal.aborted) return false;
-			const current = connection(t, name);
-			if (current.state === "ready" && startOptions.since !== undefined) {
-				index(t, name, current.live, startOptions.since).catch(() => undefined); // The call reports a failure.
-				return false;
-			}
-			if (current.state !== "idle") return false;
-			const setup = ready(t, name);
-			const listed = startOptions.tools ? setup.then((live) => index(t, name, live, HELD)) : setup;
-			// The call that joins this setup (or listing) reports its failure.
-			listed.catch(() => undefined);
-			return true;
-		},
-
-		async prepare(name, toolName) {
-			const held = await heldListing(t, name);
-			const schema = held?.index.byName.get(toolName)?.outputSchema;
-			return held && schema ? held.live.outputChecks.prepare(schema) : "none";
-		},
-
-		listed: async (name) => (await heldListing(t, name))?.index.tools,
-
 		update: (servers) => update(t, servers),
-		dispose: () => dispose(t),
+		dispose: async () => {
+			await dispose(t);
+			release();
+		},
 	};
 }

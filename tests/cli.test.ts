@@ -328,18 +328,29 @@ describe("hostile names (issue #13, item 3)", () => {
 	});
 });
 
-test("shellWords: Pi's /mcp hints become pi-mcp's, the paste hint goes, other text stays", async () => {
-	const { shellWords } = await import("../src/cli/main.ts");
-	assert.equal(
-		shellWords('MCP server "fx" failed to start: boom.\nFix the cause, then run /mcp reconnect fx.'),
-		'MCP server "fx" failed to start: boom.\nFix the cause, then run pi-mcp doctor.',
-	);
-	assert.equal(shellWords("Run /mcp login my-server for a new link."), "Run pi-mcp login my-server for a new link.");
-	assert.equal(
-		shellWords(
-			"The link is valid for 5 minutes. If the browser runs on another machine, the address it ends on can be pasted with: /mcp login fx <that address>",
-		),
-		"The link is valid for 5 minutes.",
-	);
-	assert.equal(shellWords("a result that mentions /mcp in passing"), "a result that mentions /mcp in passing");
+test("a message's next step is data, worded by each front end: Pi's /mcp, the shell's pi-mcp, no paste hint in the shell", async () => {
+	const { SHELL_WORDS } = await import("../src/cli/main.ts");
+	const { PI_WORDS } = await import("../src/errors.ts");
+	const { notices, linkText } = await import("../src/login.ts");
+	const { missingVariable } = await import("../src/auth/record.ts");
+	const config = { name: "fx" } as Parameters<typeof missingVariable>[0];
+	for (const [words, reconnect, login] of [
+		[PI_WORDS, "/mcp reconnect fx", "/mcp login fx"],
+		[SHELL_WORDS, "pi-mcp doctor", "pi-mcp login fx"],
+	] as const) {
+		const missing = missingVariable(config, "bearerTokenEnv", "TOKEN", words);
+		assert.deepEqual(missing.hint, { kind: "reconnect", server: "fx" });
+		assert.ok(missing.message.endsWith(`then run ${reconnect}.`), missing.message);
+		assert.match(notices.failed("fx", "boom", words), new RegExp(`Run ${login} for a new link\\.$`));
+		const link = linkText((_config, text) => text, config, { reason: "login", url: "https://as.example/a" } as never, words);
+		assert.equal(link.includes("can be pasted with"), words === PI_WORDS, link);
+	}
+});
+
+test("one version: the one servers see in clientInfo and pi-mcp --version prints is package.json's", async () => {
+	const { VERSION } = await import("../src/session.ts");
+	const { version } = await import("../src/cli/context.ts");
+	const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+	assert.equal(VERSION, pkg.version);
+	assert.equal(version(), VERSION);
 });

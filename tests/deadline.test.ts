@@ -13,14 +13,13 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { memoryStore, type SecretStore } from "../src/auth/keyring.ts";
 import { createAuth } from "../src/auth.ts";
-import { deferredCredentials } from "../src/cli/main.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Auth, Credentials } from "../src/contracts.ts";
 import { SetupFailed } from "../src/errors.ts";
-import { lazyAuth } from "../src/index.ts";
 import { createLoginService } from "../src/login/receiver.ts";
 import { createRuntime } from "../src/runtime.ts";
 import type { ServerConfig } from "../src/schema.ts";
+import { lazyAuth } from "../src/session.ts";
 import { acquireLock, ensurePrivateDir } from "../src/store.ts";
 import { httpServer } from "./fixtures/oauth/config.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
@@ -168,16 +167,9 @@ describe("auth-phase requests stop with the setup signal", { timeout: 60_000 }, 
 });
 
 describe("the deferred auth faces hand the setup's signal on", { timeout: 60_000 }, () => {
+	// One face for the extension and pi-mcp alike: the session's (session.ts).
 	const faces: readonly (readonly [string, (real: Auth) => Credentials])[] = [
-		["the extension's (index.ts)", (real) => lazyAuth(async () => ({ auth: real, dispose: async () => undefined })).auth],
-		[
-			"pi-mcp's (cli.ts)",
-			(real) =>
-				deferredCredentials(
-					async () => real,
-					() => real,
-				),
-		],
+		["the session's", (real) => lazyAuth(async () => ({ auth: real, dispose: async () => undefined })).auth],
 	];
 	for (const [name, face] of faces) {
 		test(`${name}: a reconnect closes the connection to a silent authorization server`, async () => {

@@ -10,15 +10,15 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import type { Runtime, Session } from "../src/contracts.ts";
+import type { CommandSession, Runtime } from "../src/contracts.ts";
 import type { ServerEntry } from "../src/schema.ts";
-import { createEarlyStart, type EarlyModules } from "../src/tool/early.ts";
+import { EarlyStart } from "../src/tool/early/start.ts";
 import { makeSandbox, runPiJson, type Step, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const BLOCK = new URL("./fixtures/block-mcp.ts", import.meta.url).pathname;
+const REDIRECT = new URL("./fixtures/redirect-mcp.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
 	await Promise.all(cleanups.map((cleanup) => cleanup()));
@@ -68,6 +68,26 @@ describe("the early start's bounds in a real Pi", () => {
 		assert.ok(startedPids(wire).length >= 1, "the early start began the server");
 		assert.equal(wire.filter((line) => line.method === "tools/call").length, 0);
 		assert.match(state?.text ?? "", /^fx: idle/m, "closed at the blocked call's end, not left running");
+	});
+
+	test("a call whose arguments a hook points at another server: the server begun for the streamed name is closed", async () => {
+		const fixture = (log: string) => ({
+			command: process.execPath,
+			args: [SERVER, "stdio"],
+			env: { FIXTURE_LOG: log },
+			protocolVersion: "legacy",
+		});
+		const { run, log } = await runInPi([echo, status, { text: "done" }], {
+			extensions: [REDIRECT],
+			servers: (log) => ({ fx: fixture(log), fx2: fixture(log) }),
+			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [called, state] = toolResults(run.events);
+		assert.match(called?.text ?? "", /hi/, "the call ran on fx2");
+		assert.equal(startedPids(readWire(log)).length, 2, "the early start began fx, the call fx2");
+		assert.match(state?.text ?? "", /^fx: idle/m, "fx, which the call did not use, was closed");
+		assert.match(state?.text ?? "", /^fx2: ready/m);
 	});
 
 	test("a call Pi rejects (invalid arguments) or blocks leaves the server idle for the next call", async () => {
@@ -177,26 +197,15 @@ describe("a search without a server", () => {
 
 describe("two calls streaming at once (alternating updates)", () => {
 	test("each call's early work happens once", async () => {
-		const starts: string[] = [];
 		const listings: string[] = [];
 		const runtime = {
-			start: (name: string) => {
-				starts.push(name);
-				return true;
+			status: () => [{ name: "fx", state: "idle" }],
+			request: async (server: string) => {
+				listings.push(server);
+				return { resources: [] };
 			},
 			reset: async () => undefined,
 		} as unknown as Runtime;
-		const mods: EarlyModules = {
-			actions: {
-				isListAction: (action: string): action is "resources" => action === "resources",
-				listEarly: (_runtime, server, action) => {
-					listings.push(server);
-					return { server, action, sent: Promise.resolve() };
-				},
-			},
-			listing: { prepareSearch: async () => undefined },
-			sdk: { loadSdk: async () => undefined },
-		};
 		const entry = (name: string): ServerEntry => ({
 			name,
 			source: { kind: "user", path: "/x" },
@@ -204,14 +213,11 @@ describe("two calls streaming at once (alternating updates)", () => {
 			ignoredKeys: [],
 			config: { name } as unknown as NonNullable<ServerEntry["config"]>,
 		});
-		const early = createEarlyStart({
-			pi: { getActiveTools: () => ["mcp"] } as unknown as ExtensionAPI,
-			loaded: async () => undefined,
-			entries: () => [entry("fx")],
-			runtime: () => runtime,
-			live: async () => ({ session: { runtime } as unknown as Session, mods }),
-			preload: () => undefined,
-		});
+		const session = { config: { servers: [entry("fx")], files: [] }, runtime } as unknown as CommandSession;
+		const early = new EarlyStart(
+			{ entries: () => session.config.servers, runtime: () => runtime, preload: () => undefined, open: async () => session },
+			() => true,
+		);
 		const update = (id: string, type: string, args: Record<string, unknown>, delta = "") =>
 			early.update({
 				type: "message_update",
@@ -229,8 +235,7 @@ describe("two calls streaming at once (alternating updates)", () => {
 			update("a", "toolcall_delta", args);
 			update("b", "toolcall_delta", args);
 		}
-		await new Promise((resolve) => setTimeout(resolve, 50));
-		assert.deepEqual(listings, ["fx", "fx"], "one early listing per call, not one per update");
-		assert.deepEqual(starts, ["fx", "fx"], "one start per call");
+		await new Promise((resolve) => setImmediate(resolve));
+		assert.deepEqual(listings, ["fx", "fx"], "one early listing (and start) per call, not one per update");
 	});
 });

@@ -6,35 +6,42 @@
  * ended, and a `status` call starts nothing.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
+import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import type { JsonSchemaType } from "@modelcontextprotocol/client";
-import { loadConfig } from "../src/config.ts";
-import type { Runtime, Session } from "../src/contracts.ts";
-import { createOverflowStore } from "../src/output.ts";
+import type { CommandSession, Runtime } from "../src/contracts.ts";
 import { outputChecks } from "../src/runtime/validate.ts";
-import { createRuntime } from "../src/runtime.ts";
 import { indexOf } from "../src/search/rank.ts";
-import { listEarly, runAction } from "../src/tool/actions.ts";
+import { runAction } from "../src/tool/actions.ts";
 import { parameters } from "../src/tool/definition.ts";
+import { EarlyStart } from "../src/tool/early/start.ts";
 import {
 	type ArgumentCheck,
 	compileArgumentCheck,
-	dueSteps,
-	type Early,
 	endedIn,
 	loadJsonReader,
-	type StreamedCall,
+	StreamedCall,
 	streamedSearch,
 	streamedServer,
 	streamedTool,
-} from "../src/tool/early.ts";
-import { prepareSearch } from "../src/tool/listing.ts";
+} from "../src/tool/early/stream.ts";
 import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
-import { CRASH, count, HANG, LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, startHttpFixture } from "./helpers/servers.ts";
+import {
+	CRASH,
+	count,
+	HANG,
+	LEGACY_EXIT,
+	pidAlive,
+	readWire,
+	SERVER,
+	startedPids,
+	startHttpFixture,
+	waitForWire,
+} from "./helpers/servers.ts";
+import { openSession } from "./helpers/session.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
@@ -73,25 +80,25 @@ describe("which streamed arguments name a server to start", () => {
 
 describe("the early steps of a streamed call, each once per call", () => {
 	test("the server, the tool and the search come due as their names complete, once each; the text is kept until then", () => {
-		const marks: StreamedCall = { streamed: { id: "a", raw: "" } };
 		// Only the steps that came due (JSON drops the others).
-		const due = (on: StreamedCall, id: string, args: Record<string, unknown>, complete: boolean, delta?: string) =>
-			JSON.parse(JSON.stringify(dueSteps(on, id, args, complete, delta)));
-		const steps = (args: Record<string, unknown>, complete = false) => due(marks, "a", args, complete, "");
+		const due = (on: StreamedCall, args: Record<string, unknown>, complete: boolean, delta?: string) =>
+			JSON.parse(JSON.stringify(on.due(args, complete, delta)));
+		const marks = new StreamedCall();
+		const steps = (args: Record<string, unknown>, complete = false) => due(marks, args, complete, "");
 		assert.deepEqual(steps({ action: "call", server: "fx" }), {}, "the server may still grow");
 		assert.deepEqual(steps({ action: "call", server: "fx", tool: "ec" }), { named: { server: "fx", action: "call" } });
 		assert.deepEqual(steps({ action: "call", server: "fx", tool: "echo", args: {} }), {
 			called: { server: "fx", tool: "echo" },
 		});
-		assert.equal(marks.streamed, undefined, "nothing more needs the raw text");
+		assert.equal(marks.keepsText(), false, "nothing more needs the raw text");
 		assert.deepEqual(steps({ action: "call", server: "fx", tool: "echo", args: {} }, true), {}, "nothing twice");
-		const search: StreamedCall = { streamed: { id: "b", raw: "" } };
+		const search = new StreamedCall();
 		const query = { action: "tools", server: "fx", query: "ec" };
-		assert.deepEqual(due(search, "b", query, false, ""), { named: { server: "fx", action: "tools" }, searched: "fx" });
-		assert.ok(search.streamed, "a tools call keeps its text until it is complete");
-		assert.deepEqual(due(search, "b", query, true), {});
-		assert.equal(search.streamed, undefined);
-		assert.deepEqual(due(search, "c", { action: "resources", server: "fx" }, true), {
+		assert.deepEqual(due(search, query, false, ""), { named: { server: "fx", action: "tools" }, searched: "fx" });
+		assert.ok(search.keepsText(), "a tools call keeps its text until it is complete");
+		assert.deepEqual(due(search, query, true), {});
+		assert.equal(search.keepsText(), false);
+		assert.deepEqual(due(new StreamedCall(), { action: "resources", server: "fx" }, true), {
 			named: { server: "fx", action: "resources" },
 		});
 	});
@@ -127,21 +134,37 @@ describe("Pi's argument check, compiled while the call streams", () => {
 	});
 });
 
-type Harness = Readonly<{ log: string; runtime: Runtime; session: Session }>;
+type Harness = Readonly<{ log: string; runtime: Runtime; session: CommandSession }>;
 
 async function harness(servers: (log: string) => Record<string, unknown>): Promise<Harness> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-early-"));
-	const log = join(dir, "wire.log");
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers(log) }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
-	const runtime = createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "pi-mcp-test", version: "0" } });
-	const overflow = createOverflowStore({ baseDir: dir });
-	cleanups.push(async () => {
-		await runtime.dispose();
-		await overflow.dispose();
-		await rm(dir, { recursive: true, force: true });
-	});
-	return { log, runtime, session: { config, runtime, overflow } };
+	const opened = await openSession((dir) => servers(join(dir, "wire.log")), "pi-mcp-early-");
+	cleanups.push(opened.close);
+	return { log: join(opened.dir, "wire.log"), runtime: opened.session.runtime, session: opened.session };
+}
+
+/** The early start over a harness's session, and a model writing `mcp` calls to it. */
+function writer(session: CommandSession) {
+	const early = new EarlyStart(
+		{
+			entries: () => session.config.servers,
+			runtime: () => session.runtime,
+			preload: () => undefined,
+			open: async () => session,
+		},
+		() => true,
+	);
+	const block = (id: string, args: Record<string, unknown>) => ({ type: "toolCall", id, name: "mcp", arguments: args });
+	const update = (assistantMessageEvent: Record<string, unknown>) =>
+		early.update({ type: "message_update", assistantMessageEvent } as unknown as MessageUpdateEvent);
+	/** Writes a whole call (begun, then complete); its steps run once the session is open (a tick later). */
+	const write = async (id: string, args: Record<string, unknown>) => {
+		update({ type: "toolcall_start", contentIndex: 0, partial: { content: [block(id, {})] } });
+		update({ type: "toolcall_end", contentIndex: 0, toolCall: block(id, args) });
+		await new Promise((resolve) => setImmediate(resolve));
+	};
+	/** The call runs: the session it gets. */
+	const run = (id: string, action: string, server?: string) => early.take({ id, action, server })(session);
+	return { early, write, run };
 }
 
 describe("which streamed arguments name the tool a call will call", () => {
@@ -272,13 +295,13 @@ const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
 	...extra,
 });
 
-describe("the runtime's early start", () => {
+describe("the early start's work for a call", () => {
 	test("starts the shared setup and the tool listing the call then joins: one process, one tools/list", async () => {
-		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
-		runtime.start("fx", { tools: true });
-		assert.equal(runtime.status()[0]?.state, "connecting");
-		runtime.start("fx", { tools: true });
-		const result = await runtime.call("fx", "echo", { text: "early" });
+		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
+		const { write, run } = writer(session);
+		await write("a", { action: "call", server: "fx", tool: "echo", args: { text: "early" } });
+		assert.equal(session.runtime.status()[0]?.state, "connecting");
+		const result = await run("a", "call", "fx").runtime.call("fx", "echo", { text: "early" });
 		assert.equal((result.content[0] as { text?: string }).text, "[legacy] early");
 		const wire = readWire(log);
 		assert.equal(count(wire, "start"), 1);
@@ -286,51 +309,38 @@ describe("the runtime's early start", () => {
 		assert.equal(count(wire, "tools/list"), 1);
 	});
 
-	test("a tools call uses the listing sent since the model began writing it, and lists anew otherwise", async () => {
-		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
-		const begun = performance.now();
-		runtime.start("fx", { tools: true });
-		assert.equal(await runtime.prepare("fx", "echo"), "none", "waits for the early listing (echo has no output schema)");
-		assert.equal(count(readWire(log), "tools/list"), 1);
-		const listed = await runtime.tools("fx", undefined, begun);
+	test("a tools call uses the listing sent for it; a call without one lists anew", async () => {
+		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
+		const { write, run } = writer(session);
+		await write("a", { action: "tools", server: "fx" });
+		const listed = await run("a", "tools", "fx").runtime.tools("fx");
 		assert.ok(listed.some((tool) => tool.name === "echo"));
-		assert.equal(count(readWire(log), "tools/list"), 1, "the early listing was sent after the call began: used");
-		await runtime.tools("fx", undefined, performance.now());
-		assert.equal(count(readWire(log), "tools/list"), 2, "a call begun after that listing gets a new one");
-		await runtime.tools("fx");
-		assert.equal(count(readWire(log), "tools/list"), 3, "and so does a call that gives no time");
+		assert.equal(count(readWire(log), "tools/list"), 1, "the early listing was used");
+		await session.runtime.tools("fx");
+		assert.equal(count(readWire(log), "tools/list"), 2, "a call that had no early start lists anew");
 	});
 
-	test("a tools call written for a ready server: it lists now, and the call uses that listing", async () => {
-		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
-		await runtime.tools("fx");
-		runtime.start("fx", { tools: true });
-		await runtime.listed("fx");
-		assert.equal(count(readWire(log), "tools/list"), 1, "a ready server: a call or describe being written lists nothing");
-		const begun = performance.now();
-		runtime.start("fx", { tools: true, since: begun });
-		runtime.start("fx", { tools: true, since: begun });
-		await runtime.listed("fx");
-		assert.equal(count(readWire(log), "tools/list"), 2, "one listing for the tools call being written");
-		await runtime.tools("fx", undefined, begun);
-		assert.equal(count(readWire(log), "tools/list"), 2, "the call uses it");
+	test("for a ready server: a call being written lists nothing, a tools call lists once for itself", async () => {
+		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
+		const { write, run } = writer(session);
+		await session.runtime.tools("fx");
+		await write("a", { action: "call", server: "fx", tool: "echo", args: {} });
+		await run("a", "call", "fx").runtime.call("fx", "echo", {});
+		assert.equal(count(readWire(log), "tools/list"), 1, "a call or describe being written lists nothing");
+		await write("b", { action: "tools", server: "fx" });
+		const called = run("b", "tools", "fx").runtime;
+		await called.tools("fx");
+		await called.tools("fx");
+		assert.equal(count(readWire(log), "tools/list"), 2, "one listing for the tools call being written, which it uses");
 	});
 
-	test("listed gives the early listing's tools, the very list the call gets: its search index is built ahead", async () => {
-		const { log, runtime } = await harness((log) => ({ fx: fixture(log) }));
-		assert.equal(await runtime.listed("fx"), undefined, "an idle server: nothing");
-		const session = { runtime } as unknown as Parameters<typeof prepareSearch>[0];
-		await prepareSearch(session, "fx");
-		assert.deepEqual(readWire(log), [], "and nothing started or sent");
-		const begun = performance.now();
-		runtime.start("fx", { tools: true });
-		const listed = await runtime.listed("fx");
-		assert.ok(listed?.some((tool) => tool.name === "echo"));
-		await prepareSearch(session, "fx");
-		const built = indexOf([{ server: "fx", tools: listed ?? [] }]);
-		const tools = await runtime.tools("fx", undefined, begun);
-		assert.equal(tools, listed, "the same list object: the call's search finds the index built");
-		assert.equal(indexOf([{ server: "fx", tools }]), built);
+	test("a query's search index is built from the early listing, the very list the call gets", async () => {
+		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
+		const { write, run } = writer(session);
+		await write("a", { action: "tools", server: "fx", query: "echo" });
+		const tools = await run("a", "tools", "fx").runtime.tools("fx");
+		const built = indexOf([{ server: "fx", tools }]);
+		assert.equal(indexOf([{ server: "fx", tools }]), built, "one index per listing");
 		assert.deepEqual(
 			readWire(log).flatMap((line) => (line.method ? [line.method] : [])),
 			["initialize", "notifications/initialized", "tools/list"],
@@ -338,32 +348,24 @@ describe("the runtime's early start", () => {
 		);
 	});
 
-	test("listed gives nothing for a setup that failed", async () => {
-		const { runtime } = await harness((log) => ({
-			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		}));
-		runtime.start("broken", { tools: true });
-		assert.equal(await runtime.listed("broken"), undefined);
-		assert.equal(runtime.status()[0]?.state, "failed");
-	});
-
 	test("a failed early setup latches like a call's, and the call reports it", async () => {
-		const { log, runtime } = await harness((log) => ({
+		const { log, session } = await harness((log) => ({
 			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
 		}));
-		runtime.start("broken");
-		await assert.rejects(runtime.tools("broken"), (error: Error) => {
+		const { write, run } = writer(session);
+		await write("a", { action: "read", server: "broken", uri: "x" });
+		await write("b", { action: "tools", server: "broken" });
+		await assert.rejects(run("b", "tools", "broken").runtime.tools("broken"), (error: Error) => {
 			assert.match(error.message, /MCP server "broken" failed to start: .*\n.*fixture crash: missing API_KEY/s);
 			return true;
 		});
-		assert.equal(runtime.status()[0]?.state, "failed");
-		runtime.start("broken");
-		await assert.rejects(runtime.call("broken", "echo", {}), /failed to start/);
-		assert.equal(count(readWire(log), "start"), 1, "latched: neither the second start nor the call spawned again");
+		assert.equal(session.runtime.status()[0]?.state, "failed");
+		await assert.rejects(session.runtime.call("broken", "echo", {}), /failed to start/);
+		assert.equal(count(readWire(log), "start"), 1, "latched: neither the second call written nor the call spawned again");
 	});
 
-	test("prepare compiles the named tool's output check from the early listing, sending nothing of its own", async () => {
-		const { log, runtime } = await harness((log) => ({
+	test("the named tool's output check comes from the early listing, with no request of its own", async () => {
+		const { log, session } = await harness((log) => ({
 			out: {
 				command: process.execPath,
 				args: [LEGACY_EXIT],
@@ -371,53 +373,41 @@ describe("the runtime's early start", () => {
 				protocolVersion: "legacy",
 			},
 		}));
-		assert.equal(await runtime.prepare("out", "weather"), "none", "an idle server is not started");
-		assert.deepEqual(readWire(log), []);
-		runtime.start("out", { tools: true });
-		assert.equal(await runtime.prepare("out", "weather"), "compiled");
-		assert.equal(await runtime.prepare("out", "weather"), "held");
-		assert.equal(await runtime.prepare("out", "hello"), "none", "a tool without an output schema");
-		assert.equal(await runtime.prepare("out", "nope"), "none", "a tool the server does not list");
-		const wire = readWire(log);
+		const { write, run } = writer(session);
+		await write("a", { action: "call", server: "out", tool: "weather", args: {} });
+		const runtime = run("a", "call", "out").runtime;
+		await runtime.tools("out");
 		assert.deepEqual(
-			wire.filter((line) => line.method !== undefined).map((line) => line.method),
+			readWire(log).flatMap((line) => (line.method ? [line.method] : [])),
 			["initialize", "notifications/initialized", "tools/list"],
 			"no request but the early start's",
 		);
 		const weather = await runtime.call("out", "weather", {});
 		assert.deepEqual(weather.structuredContent, { temperature: 21, conditions: "sunny" });
 		// The SDK checks results with these checks: a result that breaks the schema still fails.
-		await assert.rejects(runtime.call("out", "mismatch", {}), (error: Error) => {
-			assert.match(error.message, /mismatch/);
-			assert.match(error.message, /does not match the tool's output schema/);
-			return true;
-		});
-		// And it asked them: the check the call compiled is held now.
-		assert.equal(await runtime.prepare("out", "mismatch"), "held");
+		await assert.rejects(runtime.call("out", "mismatch", {}), /does not match the tool's output schema/);
 	});
 
 	test("a resources, templates or prompts call uses the listing its early start sent", async () => {
 		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
+		const { write, run } = writer(session);
 		const sent = (method: string) => count(readWire(log), method);
-		const early = (action: "resources" | "templates" | "prompts"): Early => ({
-			begun: performance.now(),
-			listing: listEarly(session.runtime, "fx", action),
-		});
-		const resources = early("resources");
+		await write("a", { action: "resources", server: "fx" });
 		assert.equal(session.runtime.status()[0]?.state, "connecting", "an idle server starts for it");
-		const listed = await runAction(session, { action: "resources", server: "fx" }, undefined, undefined, resources);
+		const listed = await runAction(run("a", "resources", "fx"), { action: "resources", server: "fx" }, undefined, undefined);
 		assert.match(textOf(listed), /^fx: 3 resources\n/);
 		assert.equal(sent("resources/list"), 1, "the call took the early listing");
 		await runAction(session, { action: "resources", server: "fx" }, undefined, undefined);
 		assert.equal(sent("resources/list"), 2, "a call without one lists");
-		const prompts = early("prompts");
-		const templates = await runAction(session, { action: "templates", server: "fx" }, undefined, undefined, prompts);
-		assert.match(textOf(templates), /fixture:\/\/items\/\{id\}/);
+		await write("b", { action: "prompts", server: "fx" });
+		const other = run("b", "templates", "fx");
+		assert.match(
+			textOf(await runAction(other, { action: "templates", server: "fx" }, undefined, undefined)),
+			/fixture:\/\/items\/\{id\}/,
+		);
 		assert.equal(sent("resources/templates/list"), 1, "a held listing of another action is not taken");
-		assert.match(textOf(await runAction(session, { action: "prompts", server: "fx" }, undefined, undefined, prompts)), /greet/);
+		assert.match(textOf(await runAction(other, { action: "prompts", server: "fx" }, undefined, undefined)), /greet/);
 		assert.equal(sent("prompts/list"), 1);
-		await runAction(session, { action: "templates", server: "fx" }, undefined, undefined, early("templates"));
-		assert.equal(sent("resources/templates/list"), 2, "a ready server lists at once, for the call being written");
 		assert.equal(sent("start"), 1);
 	});
 
@@ -426,41 +416,65 @@ describe("the runtime's early start", () => {
 			stuck: { command: process.execPath, args: [HANG], env: { FIXTURE_LOG: log } },
 			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
 		}));
-		const stuck: Early = { begun: performance.now(), listing: listEarly(session.runtime, "stuck", "prompts") };
+		const { write, run } = writer(session);
+		await write("a", { action: "prompts", server: "stuck" });
 		const controller = new AbortController();
 		setTimeout(() => controller.abort(), 100);
 		await assert.rejects(
-			runAction(session, { action: "prompts", server: "stuck" }, controller.signal, undefined, stuck),
+			runAction(run("a", "prompts", "stuck"), { action: "prompts", server: "stuck" }, controller.signal, undefined),
 			(error: Error & { reason?: string }) => {
-				assert.equal(error.message, 'listing prompts on MCP server "stuck" was cancelled');
+				assert.equal(error.message, 'the request to MCP server "stuck" was cancelled');
 				assert.equal(error.reason, "cancelled");
 				return true;
 			},
 		);
-		const broken: Early = { begun: performance.now(), listing: listEarly(session.runtime, "broken", "resources") };
+		await write("b", { action: "resources", server: "broken" });
 		await assert.rejects(
-			runAction(session, { action: "resources", server: "broken" }, undefined, undefined, broken),
+			runAction(run("b", "resources", "broken"), { action: "resources", server: "broken" }, undefined, undefined),
 			/MCP server "broken" failed to start: .*fixture crash: missing API_KEY/s,
 		);
 	});
 
 	test("starts nothing for a disabled, broken or unknown server", async () => {
-		const { log, runtime } = await harness((log) => ({
+		const { log, session } = await harness((log) => ({
 			off: fixture(log, { enabled: false }),
 			bad: { command: 42 },
+			fx: fixture(log),
 		}));
-		runtime.start("off");
-		runtime.start("bad");
-		runtime.start("nope");
+		const { write } = writer(session);
+		await write("a", { action: "call", server: "off", tool: "echo", args: {} });
+		await write("b", { action: "call", server: "bad", tool: "echo", args: {} });
+		await write("c", { action: "call", server: "nope", tool: "echo", args: {} });
 		assert.deepEqual(
-			runtime.status().map((status) => [status.name, status.state]),
+			session.runtime.status().map((status) => [status.name, status.state]),
 			[
 				["off", "disabled"],
 				["bad", "invalid"],
+				["fx", "idle"],
 			],
 		);
-		await runtime.dispose();
+		await session.runtime.dispose();
 		assert.deepEqual(readWire(log), []);
+	});
+
+	test("the executed call names another server: the one begun early is closed, the one used is kept (issue 39 item 12)", async () => {
+		const { log, session } = await harness((log) => ({ fx: fixture(log), fx2: fixture(log) }));
+		const { write, run } = writer(session);
+		await write("a", { action: "call", server: "fx", tool: "echo", args: {} });
+		const state = (name: string) => session.runtime.status().find((status) => status.name === name)?.state;
+		assert.equal(state("fx"), "connecting");
+		await waitForWire(log, (lines) => count(lines, "start") === 1, "the early start's process");
+		const runtime = run("a", "call", "fx2").runtime;
+		assert.equal(state("fx"), "idle", "closed: the call did not use it");
+		await runtime.call("fx2", "echo", { text: "x" });
+		assert.equal(state("fx2"), "ready");
+		const pids = startedPids(readWire(log));
+		assert.equal(pids.length, 2);
+		// A bound on the kill (SIGTERM, then SIGKILL after a second), not a timed assertion.
+		for (const started = Date.now(); pids.filter(pidAlive).length > 1 && Date.now() - started < 5000; ) {
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+		assert.equal(pids.filter(pidAlive).length, 1, "only the used server's process is alive");
 	});
 });
 

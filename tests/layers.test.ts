@@ -5,7 +5,7 @@
  * between rooms or between files; no file passes 400 lines, no function ~100 (`installMcp` 60).
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import { test } from "node:test";
 import ts from "typescript";
@@ -39,6 +39,7 @@ const FLOORS: Readonly<Record<string, number>> = {
 	cli: 4,
 	index: 4,
 	manager: 4,
+	session: 4,
 };
 
 /** Every relative `.ts` a file names: `import … from`, `export … from`, `import("…")` and `typeof import("…")`. */
@@ -198,4 +199,46 @@ test(`no function of src/ is longer than ${MAX_FUNCTION_LINES} lines, installMcp
 	assert.ok(install.lines <= MAX_INSTALL_LINES, `installMcp is ${install.lines} lines`);
 	const long = functionsOf("x.ts", `function f() {\n${"\tf();\n".repeat(120)}}`);
 	assert.equal(long[0]?.lines, 122, "the counter can fail");
+});
+
+/** The `.ts` files a source text's comments name (`// …` and `/* … *\/`), as written. */
+function commentNames(file: string, text: string): readonly string[] {
+	const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+	const comments = new Set<string>();
+	const visit = (node: ts.Node) => {
+		for (const range of [
+			...(ts.getLeadingCommentRanges(text, node.getFullStart()) ?? []),
+			...(ts.getTrailingCommentRanges(text, node.getEnd()) ?? []),
+		]) {
+			comments.add(text.slice(range.pos, range.end));
+		}
+		ts.forEachChild(node, visit);
+	};
+	visit(source);
+	return [...comments].flatMap((comment) => [...comment.matchAll(/[\w./*-]*\w\.ts\b/g)].map((match) => match[0]));
+}
+
+/** Whether a name a comment gives is a file: from src/, from the file's folder, the root, or a file's own name. */
+function names(file: string, name: string, files: readonly string[]): boolean {
+	if (name.includes("*")) return true; // A pattern (`*.lazy.ts`), not a file.
+	const candidates = [name, posix.join(posix.dirname(file), name), posix.normalize(name.replace(/^src\//, ""))];
+	if (candidates.some((path) => files.includes(path))) return true;
+	if (existsSync(join(SRC, "..", name))) return true; // From the package root: index.ts, tests/…, bench/….
+	return !name.includes("/") && files.some((path) => posix.basename(path) === name);
+}
+
+test("no comment in src/ names a .ts file that does not exist", () => {
+	const files = sources();
+	const missing = files.flatMap((file) =>
+		commentNames(file, readFileSync(join(SRC, file), "utf8"))
+			.filter((name) => !names(file, name, files))
+			.map((name) => `${file}: ${name}`),
+	);
+	assert.deepEqual(missing, []);
+	assert.deepEqual(commentNames("x.ts", "/** see `gone.ts` and runtime/open.ts */\nconst a = 1; // and b.ts\n"), [
+		"gone.ts",
+		"runtime/open.ts",
+		"b.ts",
+	]);
+	assert.equal(names("x.ts", "gone.ts", files), false, "the check can fail");
 });

@@ -11,12 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
-import { loadConfig } from "../src/config.ts";
 import type { Runtime } from "../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../src/errors.ts";
 import { duration } from "../src/runtime/failures.ts";
-import { createRuntime } from "../src/runtime.ts";
-import { sdkNotices } from "../src/sdk.ts";
+import { sdkConsole } from "../src/sdk.ts";
 import {
 	CRASH,
 	count,
@@ -30,6 +28,7 @@ import {
 	startHttpFixture,
 	waitForWire,
 } from "./helpers/servers.ts";
+import { openSession } from "./helpers/session.ts";
 
 type Harness = Readonly<{ dir: string; log: string; runtime: Runtime; cleanup(): Promise<void> }>;
 
@@ -63,18 +62,10 @@ async function harness(
 	servers: (log: string, dir: string) => Record<string, unknown>,
 	env: Record<string, string | undefined> = process.env,
 ): Promise<Harness> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-runtime-"));
-	const log = join(dir, "wire.log");
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers(log, dir) }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env });
-	for (const entry of config.servers) assert.equal(entry.error, undefined, entry.error);
-	const runtime = createRuntime({ servers: config.servers, env, clientInfo: { name: "pi-mcp-test", version: "0.0.0" } });
-	const cleanup = async () => {
-		await runtime.dispose();
-		await rm(dir, { recursive: true, force: true });
-	};
-	cleanups.push(cleanup);
-	return { dir, log, runtime, cleanup };
+	const opened = await openSession((dir) => servers(join(dir, "wire.log"), dir), { prefix: "pi-mcp-runtime-", env });
+	for (const entry of opened.session.config.servers) assert.equal(entry.error, undefined, entry.error);
+	cleanups.push(opened.close);
+	return { dir: opened.dir, log: join(opened.dir, "wire.log"), runtime: opened.session.runtime, cleanup: opened.close };
 }
 
 const stdio = (log: string, extra: Record<string, unknown> = {}, flags: string[] = []) => ({
@@ -443,7 +434,7 @@ describe("failures and teardown", () => {
 			written.map((line) => line.trim()),
 			["ordinary warning"],
 		);
-		assert.ok(sdkNotices.some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
+		assert.ok(sdkConsole.notices().some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
 		await h.cleanup();
 	});
 });

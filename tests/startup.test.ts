@@ -16,7 +16,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-test("registration and session_start load only index, tool, config, schema, render, output and text; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
+test("registration and session_start load only index, session, tool, completions, config, schema, render, output and text; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-startup-"));
 	dirs.push(dir);
 	const log = join(dir, "modules.log");
@@ -59,11 +59,15 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"config/secrets.ts",
 		"config/values.ts",
 		"index.ts",
+		"manager/completions.ts",
 		"output/text.ts",
 		"render.ts",
 		"schema.ts",
 		"schema/keys.ts",
+		"session.ts",
 		"tool/definition.ts",
+		"tool/early.ts",
+		"tool/execute.ts",
 	]);
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
 	const status = lines.find((line) => line.startsWith("-- status:"));
@@ -86,5 +90,5 @@ test("registration and session_start load only index, tool, config, schema, rend
 		"tool/status.ts",
 	]);
 	// The model starting an `mcp` call loads the early start, and the SDK while the arguments stream (nothing connects).
-	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts", "tool/early.ts"]);
+	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts", "tool/early/start.ts", "tool/early/stream.ts"]);
 });

@@ -5,8 +5,9 @@
  * writing the call (`toolcall_end` → `tool_execution_end` on Pi's JSON stream) and launch → result, with all
  * 8 healthy and with one of them taking 10 s to start (`sleep 10` before the server). Peers in the same
  * rounds: Pi's built-in MCP with `"exposure": "deferred"` (`tool_search`; it connects every server at start-up)
- * and pi-mcp-adapter (`mcp({ search })`). Target: with a slow server pi-mcp's wait stays within 2 s (its 1.8 s budget
- * for servers still starting, `SEARCH_WAIT_MS`, plus ranking and Pi's own steps).
+ * and pi-mcp-adapter (`mcp({ search })`). Targets, relative to the floor measured in the same rounds: all healthy,
+ * the wait after writing ≤ the raw SDK's first listing + 0.6 s; with one slow server, no longer than with all
+ * healthy + 0.2 s (the slow one is named, not waited for).
  */
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -44,8 +45,10 @@ const GROUPS: Readonly<Record<string, readonly string[]>> = {
 };
 const SLOW = "notion";
 const SLOW_SECONDS = 10;
-/** The wait after writing that the issue allows with one slow server. */
-const WAIT_TARGET_MS = 2000;
+/** All healthy: the wait after writing may pass the raw SDK's first listing (the floor) by this much. */
+const OVER_FLOOR_MS = 600;
+/** One slow server: the wait may pass the all-healthy wait by this much. */
+const OVER_HEALTHY_MS = 200;
 
 type Variant = Readonly<{
 	key: string;
@@ -217,6 +220,8 @@ export async function searchAll(config: BenchConfig): Promise<FigureResult> {
 					)}`,
 			)
 			.join(", ");
+	const healthy = of("ours", (sample) => sample.wait);
+	const floorFirst = summarize(floors.map((floor) => floor.first));
 	const line = (slow: boolean): Line => {
 		const wait = of(`ours${slow ? "-slow" : ""}`, (sample) => sample.wait);
 		const ours = samples.get(`ours${slow ? "-slow" : ""}`) ?? [];
@@ -235,8 +240,10 @@ export async function searchAll(config: BenchConfig): Promise<FigureResult> {
 				summarize(floors.map((floor) => floor.last)),
 				"ms",
 			)} after spawning them; peers (wait after writing): ${peers(slow)}`,
-			target: slow ? `≤ ${WAIT_TARGET_MS} ms (budget ${SEARCH_WAIT_MS} ms; the slow server named, not waited for)` : "reference",
-			verdict: slow ? verdict(wait.median <= WAIT_TARGET_MS) : "info",
+			target: slow
+				? `≤ the all-healthy wait + ${OVER_HEALTHY_MS} ms (budget ${SEARCH_WAIT_MS} ms; the slow server named, not waited for)`
+				: `≤ the floor's first listing + ${OVER_FLOOR_MS} ms`,
+			verdict: verdict(slow ? wait.median <= healthy.median + OVER_HEALTHY_MS : wait.median <= floorFirst.median + OVER_FLOOR_MS),
 		};
 	};
 	const row = (variant: Variant, slow: boolean) => {

@@ -3,7 +3,7 @@
  * is pinned to the Secret Service; `@napi-rs/keyring`'s default store silently falls back to the
  * kernel keyring (and leaks the secret there even when it throws), so the default is never used.
  * Every failure becomes `KeyringUnavailable`; there is no plaintext fallback. What is stored (the
- * credential record, its account and format) is authstate.ts's concern; this module keeps strings.
+ * credential record, its account and format) is record.ts's concern; this module keeps strings.
  */
 
 /** The keyring service (namespace) every pi-mcp record is filed under. */
@@ -12,7 +12,7 @@ export const KEYRING_SERVICE = "app.prjct.pi-mcp";
 /**
  * Where secrets are kept. The default is the OS keyring; tests pass `memoryStore()`. `signal` is
  * passed on where the store can use it (the keyring cancels a call still queued for its thread);
- * callers bound the wait themselves (`keyring()` in authstate.ts).
+ * callers bound the wait themselves (`keyring()` in record.ts).
  */
 export interface SecretStore {
 	/** The value, or `undefined` when there is none. */

@@ -4,7 +4,7 @@
  * when its tokens count as expired. The session's shared copy: per server (keyed by its keyring
  * account) one readonly `ServerAuth`, replaced whole, with the latest keyring record, the pending
  * link, the refresh in flight and the client-credentials provider; every secret seen, for the
- * sanitiser; and `Work`, the state of one `auth()` run that signin.ts and hostprovider.ts share.
+ * sanitiser; and `Work`, the state of one `auth()` run that signin.ts and oauth-provider.ts share.
  * `auth.ts`, `signin.ts` and `refresh.ts` each own their fields and re-read the record after
  * every `await`.
  */
@@ -17,7 +17,7 @@ import type {
 	StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import { awaitWith } from "../async.ts";
-import { AuthRequired } from "../errors.ts";
+import { AuthRequired, type Words } from "../errors.ts";
 import type { Flow, LoginService } from "../login.ts";
 import { sanitize } from "../output/text.ts";
 import { type HttpServerConfig, isObject, type ServerConfig } from "../schema.ts";
@@ -228,6 +228,8 @@ export type AuthContext = Readonly<{
 	clientName: string;
 	notify: (server: string, message: string, ok: boolean) => void;
 	loadSdk: () => Promise<Sdk>;
+	/** How messages name the next step (the front end's commands). */
+	words: Words;
 	/** The current state of an account (never a copy to keep across an `await`). */
 	get(account: string): ServerAuth;
 	/** Replaces some fields of an account's state (the record is replaced whole). */
@@ -248,7 +250,7 @@ export type AuthContext = Readonly<{
 }>;
 
 export function createContext(
-	base: Pick<AuthContext, "env" | "store" | "login" | "now" | "clientName" | "notify" | "loadSdk">,
+	base: Pick<AuthContext, "env" | "store" | "login" | "now" | "clientName" | "notify" | "loadSdk" | "words">,
 ): AuthContext {
 	const table = new Map<string, ServerAuth>();
 	const known = new Set<string>();
@@ -328,9 +330,10 @@ export function fetchWith(signal: AbortSignal): (url: string | URL, init?: Reque
 	return (url, init) => fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, signal]) : signal });
 }
 
-export function missingVariable(config: ServerConfig, field: string, variable: string | undefined): AuthRequired {
+export function missingVariable(config: ServerConfig, field: string, variable: string | undefined, words: Words): AuthRequired {
 	return new AuthRequired(
 		config.name,
-		`MCP server "${config.name}": ${field} ${variable} is not set; set it in the environment Pi runs in, then run /mcp reconnect ${config.name}.`,
+		`MCP server "${config.name}": ${field} ${variable} is not set; set it in the environment Pi runs in, then run ${words.reconnect(config.name)}.`,
+		{ kind: "reconnect", server: config.name },
 	);
 }

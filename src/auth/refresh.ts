@@ -49,13 +49,17 @@ export function createRefresh(ctx: AuthContext, reauthorize: Reauthorize, option
 		const name = config.name;
 		const [what, then] = logout
 			? ["the sign-in was not removed", "sign out again"]
-			: ["the sign-in was not refreshed", `run /mcp reconnect ${name}`];
+			: ["the sign-in was not refreshed", `run ${ctx.words.reconnect(name)}`];
 		const reason = !(error instanceof LockBusy)
 			? `the refresh lock could not be taken (${errorText(error)}); the lock directory must be a directory of this user`
 			: error.holder && error.alive !== false
 				? `another process held the refresh lock for more than ${Math.round(lockTimeoutMs / 1000)} s: ${error.message}. If that process is stuck, resume or end it`
 				: `the refresh lock was not released: ${error.message}. If no pi process is refreshing this sign-in, remove ${error.path}`;
-		return new SetupFailed(name, clean(config, `MCP server "${name}": ${what}: ${reason}; then ${then}.`));
+		return new SetupFailed(
+			name,
+			clean(config, `MCP server "${name}": ${what}: ${reason}; then ${then}.`),
+			logout ? undefined : { kind: "reconnect", server: name },
+		);
 	}
 
 	/**

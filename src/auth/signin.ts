@@ -1,13 +1,13 @@
 /**
  * The authorization-code sign-in: the SDK's `auth()` does discovery, PKCE, registration, issuer
- * checks and the code exchange (with the host provider that auth.ts passes in, hostprovider.ts's);
+ * checks and the code exchange (with the host provider that auth.ts passes in, oauth-provider.ts's);
  * this module runs it, keeps one pending link per server (its words and notices are `login.ts`'s),
  * probes a 401's challenge, and runs the callback leg (loopback or pasted URL) that exchanges the
  * code, stores the record and notifies. Nothing here opens a browser.
  */
 import { randomBytes } from "node:crypto";
 import type { OAuthClientProvider } from "@modelcontextprotocol/client";
-import { AuthorizationRequired, AuthRequired, errorText, SetupFailed } from "../errors.ts";
+import { AuthorizationRequired, AuthRequired, errorText, SetupFailed, type Words } from "../errors.ts";
 import { FLOW_TTL_MS, type Flow, linkText, notices, type Reason } from "../login.ts";
 import type { HttpServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
@@ -27,8 +27,8 @@ export type RunOptions = Readonly<{
 }>;
 
 /** The error that carries a link to the model or the user. */
-export function required(clean: AuthContext["clean"], config: HttpServerConfig, flow: Flow): AuthorizationRequired {
-	return new AuthorizationRequired(config.name, linkText(clean, config, flow), flow.url);
+export function required(clean: AuthContext["clean"], config: HttpServerConfig, flow: Flow, words: Words): AuthorizationRequired {
+	return new AuthorizationRequired(config.name, linkText(clean, config, flow, words), flow.url);
 }
 
 /** What went wrong in an `auth()` run, in a few words (not yet sanitised). */
@@ -86,7 +86,7 @@ export function signInScope(config: HttpServerConfig, asked: Challenge, sdk: Sdk
 }
 
 /**
- * The SDK's provider for one run (hostprovider.ts's, wired by auth.ts); `begin` registers the
+ * The SDK's provider for one run (oauth-provider.ts's, wired by auth.ts); `begin` registers the
  * loopback flow and resolves to its `state`.
  */
 export type HostProviderFactory = (work: Work, begin: (work: Work) => Promise<string>) => OAuthClientProvider;
@@ -122,7 +122,7 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 		const record = ctx.get(account).record;
 		const scope = run.scope ?? config.oauth?.scope;
 		const variable = config.oauth?.clientSecretEnv;
-		if (variable !== undefined && !env[variable]) throw missingVariable(config, "oauth.clientSecretEnv", variable);
+		if (variable !== undefined && !env[variable]) throw missingVariable(config, "oauth.clientSecretEnv", variable, ctx.words);
 		// Only a refresh reuses the stored discovery; every new sign-in discovers afresh.
 		const refreshable = !run.force && record?.tokens?.refresh_token !== undefined;
 		const work: Work = {
@@ -160,7 +160,7 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 				scope: run.scope,
 			};
 			ctx.set(account, { flow });
-			return required(clean, config, flow);
+			return required(clean, config, flow, ctx.words);
 		} catch (error) {
 			if (work.state !== undefined) login.cancel(work.state);
 			throw translate(clean, config, error, sdk);
@@ -191,7 +191,7 @@ async function completeFlow(
 		const code = /^[A-Za-z0-9_.-]{1,64}$/.test(error) ? error : "error";
 		const description = params.get("error_description");
 		const detail = description ? `: ${description.slice(0, 200)}` : "";
-		fail(notices.refused(name, `${code}${detail}`));
+		fail(notices.refused(name, `${code}${detail}`, ctx.words));
 	}
 	const code = params.get("code") ?? "";
 	remember(code);
@@ -210,7 +210,7 @@ async function completeFlow(
 		if (result !== "AUTHORIZED") throw new Error("the authorization server issued no tokens");
 	} catch (failure) {
 		const reason = describe(failure, sdk);
-		fail(notices.failed(name, reason));
+		fail(notices.failed(name, reason, ctx.words));
 	}
 	ctx.notify(name, clean(config, notices.signedIn(name)), true);
 }

@@ -11,12 +11,12 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { readForEdit } from "../config/edit.ts";
 import { loadConfig, unknownServer } from "../config.ts";
-import type { Auth, Credentials, Runtime, Session } from "../contracts.ts";
-import type { LoginService } from "../login.ts";
+import type { Auth, Runtime, Session } from "../contracts.ts";
+import type { Words } from "../errors.ts";
 import { escapeName } from "../output/text.ts";
 import { createOverflowStore, type OverflowStore } from "../output.ts";
-import { createRuntime } from "../runtime.ts";
 import { type ConfigSnapshot, closeMatches, type ServerEntry } from "../schema.ts";
+import { createSession, VERSION } from "../session.ts";
 import { credentialStates } from "../tool/status.ts";
 import { type Flags, UsageError } from "./args.ts";
 import { HELP } from "./help.ts";
@@ -48,28 +48,19 @@ export function agentDirOf(env: Readonly<Record<string, string | undefined>>): s
 }
 
 export function version(): string {
-	const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string };
-	return pkg.version ?? "0.0.0";
+	return VERSION;
 }
 
-/** Shared messages name Pi's `/mcp` commands; here the shell's (`pi-mcp login` asks for a pasted address itself). */
-export function shellWords(text: string): string {
-	return text
-		.replace(
-			/ ?If the browser runs on another machine, the address it ends on can be pasted with: \/mcp login [\w-]+ <that address>/g,
-			"",
-		)
-		.replace(/\/mcp login ([\w-]+)/g, "pi-mcp login $1")
-		.replace(/\/mcp reconnect [\w-]+/g, "pi-mcp doctor");
-}
+/** The shell's words for a message's next step (`pi-mcp login` asks for a pasted address itself). */
+export const SHELL_WORDS: Words = { reconnect: () => "pi-mcp doctor", login: (server) => `pi-mcp login ${server}` };
 
-/** The runtime's `Credentials`, auth loaded on first use; the setup's signal and the secrets seen pass through. */
-export function deferredCredentials(auth: () => Promise<Auth>, made: () => Auth | undefined): Credentials {
-	return {
-		prepare: async (server, signal) => (await auth()).prepare(server, signal),
-		stepUp: async (server, error) => (await auth()).stepUp(server, error),
-		secrets: () => made()?.secrets() ?? [],
-	};
+/** The ids of every other process (Linux: from /proc); none when it cannot be read. */
+function processIds(): readonly string[] {
+	try {
+		return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid);
+	} catch {
+		return [];
+	}
 }
 
 /**
@@ -80,13 +71,7 @@ export function deferredCredentials(auth: () => Promise<Auth>, made: () => Auth 
 export function sweep(mark: string): number {
 	if (process.platform !== "linux") return 0;
 	const needle = Buffer.from(`${RUN_MARK}=${mark}\0`);
-	const pids = (() => {
-		try {
-			return readdirSync("/proc").filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid);
-		} catch {
-			return [];
-		}
-	})();
+	const pids = processIds();
 	const marked = pids.filter((pid) => {
 		try {
 			return readFileSync(`/proc/${pid}/environ`).includes(needle);
@@ -128,32 +113,44 @@ export function extensionOf(mimeType: string): string {
  */
 function savedFiles(out: string | undefined): OverflowStore & Readonly<{ kept: boolean }> {
 	if (out === undefined) return { ...createOverflowStore(), kept: false };
-	const state = { used: 0, count: 0 };
-	return {
-		kept: true,
-		async save(name, pieces) {
-			await mkdir(out, { recursive: true });
-			state.count += 1;
-			const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
-			const path = join(out, `${process.pid}-${String(state.count).padStart(3, "0")}-${safe}`);
-			const handle = await open(path, "wx", 0o600);
-			try {
-				for (const piece of pieces) await handle.writeFile(piece);
-			} finally {
-				await handle.close();
-			}
-			const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
-			state.used += bytes;
-			return { path, bytes };
-		},
-		used: () => state.used,
-		dispose: async () => undefined,
-	};
+	const files = new KeptFiles(out);
+	return { kept: true, save: (name, pieces) => files.save(name, pieces), used: () => files.used, dispose: async () => undefined };
+}
+
+/** Files saved into `--out`: their count names them, their bytes are reported. */
+class KeptFiles {
+	readonly #out: string;
+	#used = 0;
+	#count = 0;
+
+	constructor(out: string) {
+		this.#out = out;
+	}
+
+	get used(): number {
+		return this.#used;
+	}
+
+	async save(name: string, pieces: readonly (string | Uint8Array)[]): Promise<Readonly<{ path: string; bytes: number }>> {
+		await mkdir(this.#out, { recursive: true });
+		this.#count += 1;
+		const safe = name.replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
+		const path = join(this.#out, `${process.pid}-${String(this.#count).padStart(3, "0")}-${safe}`);
+		const handle = await open(path, "wx", 0o600);
+		try {
+			for (const piece of pieces) await handle.writeFile(piece);
+		} finally {
+			await handle.close();
+		}
+		const bytes = pieces.reduce((sum, piece) => sum + (typeof piece === "string" ? Buffer.byteLength(piece) : piece.length), 0);
+		this.#used += bytes;
+		return { path, bytes };
+	}
 }
 
 /** What every command works with; `close` stops every server and listener. */
 export type Cli = Readonly<{
-	/** Messages and errors, in the shell's words (`shellWords`). */
+	/** Messages and errors (built with the shell's words, `SHELL_WORDS`). */
 	io: CliIo;
 	/** A tool's own result text, as the server sent it. */
 	content: (text: string) => void;
@@ -194,54 +191,35 @@ export async function openCli(io: CliIo, flags: Flags, signal: AbortSignal, mark
 	const agentDir = agentDirOf(io.env);
 	const config = await loadConfig({ agentDir, cwd: io.cwd, trusted: flags.approve, env: io.env });
 	const listeners: ((server: string, message: string, ok: boolean) => void)[] = [];
-	// The auth modules and the keyring binding load only for servers that need credentials.
-	const made: { promise?: Promise<Readonly<{ auth: Auth; login: LoginService }>>; auth?: Auth } = {};
-	const auth = async (): Promise<Auth> => {
-		made.promise ??= Promise.all([import("../auth.ts"), import("../login/receiver.ts"), import("../auth/keyring.ts")]).then(
-			([{ createAuth }, { createLoginService }, { keyringStore }]) => {
-				const login = createLoginService();
-				const created = createAuth({
-					env: io.env,
-					store: keyringStore(),
-					login,
-					lockDir: join(agentDir, "mcp-locks"),
-					notify: (server, message, ok) => {
-						for (const listener of listeners) listener(server, message, ok);
-					},
-				});
-				made.auth = created;
-				return { auth: created, login };
-			},
-		);
-		return (await made.promise).auth;
-	};
-	const runtime = createRuntime({
-		servers: config.servers.map((entry) => forThisRun(entry, mark, flags.timeout)),
-		env: io.env,
-		clientInfo: { name: "pi-mcp", version: version() },
-		auth: deferredCredentials(auth, () => made.auth),
-	});
 	const files = savedFiles(flags.out);
+	const built = createSession({
+		config,
+		env: io.env,
+		agentDir,
+		overflow: files,
+		notify: (server, message, ok) => {
+			for (const listener of listeners) listener(server, message, ok);
+		},
+		entry: (entry) => forThisRun(entry, mark, flags.timeout),
+		words: SHELL_WORDS,
+	});
+	const session = await built.open();
 	return {
-		io: { ...io, out: (text) => io.out(shellWords(text)), err: (text) => io.err(shellWords(text)) },
+		io,
 		content: io.out,
 		flags,
 		agentDir,
 		config,
 		shadowed: flags.approve ? await shadowedNames(agentDir, io, config) : [],
-		runtime,
-		session: { config, runtime, overflow: files },
+		runtime: session.runtime,
+		session,
 		keepsFiles: files.kept,
-		auth,
+		auth: async () => built.auth,
 		onSignIn: (listener) => listeners.push(listener),
 		signal,
 		close: async () => {
-			await runtime.dispose();
+			await built.dispose();
 			sweep(mark);
-			const opened = await made.promise?.catch(() => undefined);
-			opened?.auth.dispose();
-			await opened?.login.dispose();
-			await files.dispose();
 		},
 	};
 }

@@ -10,13 +10,13 @@ import { EditError } from "../config/edit.ts";
 import { AuthRequired } from "../errors.ts";
 import { sanitize } from "../output/text.ts";
 import { COMMAND_NAMES, parseArgs, UsageError, wantsJson } from "./args.ts";
-import { type CliIo, EXIT, openCli, shellWords, version } from "./context.ts";
+import { type CliIo, EXIT, openCli, version } from "./context.ts";
 import { EDIT_COMMANDS } from "./edit.ts";
 import { HELP } from "./help.ts";
 import { jsonError } from "./json.ts";
 import { SERVER_COMMANDS } from "./servers.ts";
 
-export { agentDirOf, type CliIo, deferredCredentials, EXIT, shellWords, sweep } from "./context.ts";
+export { agentDirOf, type CliIo, EXIT, SHELL_WORDS, sweep } from "./context.ts";
 export { HELP } from "./help.ts";
 
 /** Writes an error: JSON on stdout with `--json`, else text on stderr; returns the exit code. */
@@ -35,9 +35,9 @@ function classify(error: unknown, signal: AbortSignal): Readonly<{ message: stri
 	if (error instanceof AuthRequired) {
 		const text =
 			"url" in error ? `MCP server "${error.server}" needs sign-in: run pi-mcp login ${error.server}` : sanitize(error.message);
-		return { message: `pi-mcp: ${shellWords(text)}`, code: "sign-in", exit: EXIT.signIn };
+		return { message: `pi-mcp: ${text}`, code: "sign-in", exit: EXIT.signIn };
 	}
-	return { message: `pi-mcp: ${shellWords(sanitize((error as Error).message))}`, code: "failed", exit: EXIT.failed };
+	return { message: `pi-mcp: ${sanitize((error as Error).message)}`, code: "failed", exit: EXIT.failed };
 }
 
 /**

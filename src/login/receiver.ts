@@ -93,7 +93,8 @@ type Service = Readonly<{
 	onClosed?: (port: number) => void;
 	flows: Map<string, Pending>;
 	listeners: Map<string, Listener>;
-	disposed: { value: boolean };
+	/** Aborted once the service is disposed (one way: a disposed service stays so). */
+	disposed: AbortController;
 }>;
 
 function flowsOn(s: Service, key: string): number {
@@ -241,7 +242,7 @@ function listen(s: Service, key: string, addresses: readonly string[], port: num
 
 /** See `LoginService.begin`. */
 async function begin(s: Service, flow: LoginFlow): Promise<string> {
-	if (s.disposed.value) throw new Error("the sign-in service has been shut down");
+	if (s.disposed.signal.aborted) throw new Error("the sign-in service has been shut down");
 	if (!/^[A-Za-z0-9._~-]{16,512}$/.test(flow.state)) throw new Error("state must be 16 or more unreserved characters");
 	if (s.flows.has(flow.state)) throw new Error("state is already in use");
 	const configured = flow.redirectUri === undefined ? undefined : new URL(flow.redirectUri);
@@ -300,7 +301,7 @@ async function completeFromUrl(s: Service, redirectedUrl: string, server?: strin
 
 /** See `LoginService.dispose`. */
 async function dispose(s: Service): Promise<void> {
-	s.disposed.value = true;
+	s.disposed.abort();
 	for (const pending of s.flows.values()) clearTimeout(pending.timer);
 	s.flows.clear();
 	const all = [...s.listeners.values()];
@@ -341,7 +342,7 @@ export function createLoginService(options: LoginServiceOptions = {}): LoginServ
 		onClosed: options.onClosed,
 		flows: new Map(),
 		listeners: new Map(),
-		disposed: { value: false },
+		disposed: new AbortController(),
 	};
 	return {
 		begin: (flow) => begin(s, flow),

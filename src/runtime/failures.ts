@@ -4,7 +4,7 @@
  * errors are recognised by the SDK's own idiom (`instanceof SdkError` and its codes), with the
  * loaded SDK passed in by the caller (this file never loads it).
  */
-import { AuthRequired, CallFailed, errorText, SetupFailed } from "../errors.ts";
+import { AuthRequired, CallFailed, errorText, SetupFailed, type Words } from "../errors.ts";
 import { cutLine, isTelling } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
@@ -52,8 +52,8 @@ export class ExitedDuringSetup extends Error {
 }
 
 /**
- * A command that could not run: the spawn error itself (ENOENT, EACCES), or, through `setsid`,
- * its exit code 127 or 126 with the line it writes (`setsid: failed to execute x: No such file…`).
+ * A command that could not run: the spawn error itself (ENOENT, EACCES), or, through `setsid` and `env`,
+ * its exit code 127 or 126 with the line one of them writes (`env: 'x': No such file or directory`).
  */
 function spawnFailure(
 	config: ServerConfig,
@@ -63,7 +63,10 @@ function spawnFailure(
 ): string | undefined {
 	const command = `command "${config.command}"`;
 	const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-	const execLine = exit?.code === 126 || exit?.code === 127 ? /failed to execute .*?: (.+)$/m.exec(tail ?? "")?.[1] : undefined;
+	const execLine =
+		exit?.code === 126 || exit?.code === 127
+			? /(?:failed to execute |^(?:\S*\/)?env: ).*?: (.+)$/m.exec(tail ?? "")?.[1]
+			: undefined;
 	if (code === "ENOENT" || /no such file/i.test(execLine ?? "")) return `${command} was not found (check "command" and PATH)`;
 	if (code === "EACCES" || /permission denied/i.test(execLine ?? "")) {
 		return `${command} could not be run: permission denied (is it an executable file?)`;
@@ -128,6 +131,7 @@ export function setupError(
 	end: SetupEnd,
 	tail: string | undefined,
 	clean: (text: string) => string,
+	words: Words,
 ): Error {
 	const name = config.name;
 	if (error instanceof AuthRequired) return error;
@@ -135,12 +139,13 @@ export function setupError(
 	const stderr = config.transport === "stdio" ? stderrOf(tail) : "";
 	return new SetupFailed(
 		name,
-		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run /mcp reconnect ${name}.`),
+		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run ${words.reconnect(name)}.`),
+		{ kind: "reconnect", server: name },
 	);
 }
 
 /** The connection closed by itself: what to tell the next caller. */
-export function closedError(name: string, tail: string, clean: (text: string) => string, exit?: Exit): SetupFailed {
+export function closedError(name: string, tail: string, clean: (text: string) => string, words: Words, exit?: Exit): SetupFailed {
 	const how = !exit
 		? ""
 		: exit.signal
@@ -150,7 +155,8 @@ export function closedError(name: string, tail: string, clean: (text: string) =>
 				: "";
 	return new SetupFailed(
 		name,
-		clean(`MCP server "${name}" closed the connection${how}.${stderrOf(tail)}\nRun /mcp reconnect ${name} to start it again.`),
+		clean(`MCP server "${name}" closed the connection${how}.${stderrOf(tail)}\nRun ${words.reconnect(name)} to start it again.`),
+		{ kind: "reconnect", server: name },
 	);
 }
 
@@ -164,7 +170,7 @@ export type RequestFailure = Readonly<{
 }>;
 
 /** A failed request as `CallFailed` with its reason; our own errors pass as they are. */
-export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean: (text: string) => string): Error {
+export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean: (text: string) => string, words: Words): Error {
 	if (error instanceof CallFailed || error instanceof SetupFailed || error instanceof AuthRequired) return error;
 	const { name, what } = at;
 	if (at.cancelled) return new CallFailed(name, `${what} was cancelled`, "cancelled");
@@ -175,8 +181,8 @@ export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean
 		return new CallFailed(name, `${what} timed out after ${duration(at.timeoutMs)} without progress`, "timeout");
 	}
 	if (code === Code.ConnectionClosed || code === Code.NotConnected) {
-		const text = `${what} failed: the connection closed (${errorText(error)}). Run /mcp reconnect ${name}.`;
-		return new CallFailed(name, clean(text), "closed");
+		const text = `${what} failed: the connection closed (${errorText(error)}). Run ${words.reconnect(name)}.`;
+		return new CallFailed(name, clean(text), "closed", { kind: "reconnect", server: name });
 	}
 	const missingCapability = error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability;
 	if (code === Code.CapabilityNotSupported || code === Code.UnsupportedResultType || missingCapability) {

@@ -1,17 +1,17 @@
 /**
  * Opens one server: the transport (a stdio child in its own process group, marked with an owner
  * value, or Streamable HTTP with the narrow auth provider) and era negotiation; on failure nothing
- * started is left running. Closing kills the process group and sweeps what escaped it. The
- * connection table that decides when to open lives in `connections.ts` (`runtime.ts` hands it these
- * two functions); messages in `failures.ts`.
+ * started is left running. Closing kills the process group and sweeps what escaped it. When to open
+ * is the connection table's (`table.ts`); messages are `failures.ts`'s.
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import type { ClientInfo, Live, TransportAuth } from "../contracts.ts";
 import type { ServerConfig } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
 import { type Exit, ExitedDuringSetup } from "./failures.ts";
-import { killAll, OWNER_ENV, setsid } from "./processes.ts";
+import { ENV_BINARY, killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { TailBuffer } from "./stderr-tail.ts";
 import { outputChecks } from "./validate.ts";
 
@@ -43,6 +43,17 @@ function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: s
  */
 const unredirected = (url: string | URL, init?: RequestInit) => fetch(url, { ...init, redirect: "manual" });
 
+/** Set once we close on purpose, so that `onclose` does not latch a failure. */
+class Closing {
+	#on = false;
+	set(): void {
+		this.#on = true;
+	}
+	get on(): boolean {
+		return this.#on;
+	}
+}
+
 /** Connects one server; on failure everything started is closed and killed before rejecting. */
 export async function openServer(config: ServerConfig, options: OpenOptions): Promise<Live> {
 	const { signal, tail } = options;
@@ -51,6 +62,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	tail.clear();
 	const wrapper = config.transport === "stdio" ? setsid() : null;
 	const owner = randomUUID();
+	const marker = `${OWNER_ENV}=${owner}`;
 	const auth = options.authProvider;
 	// The transport gets only the narrow provider; for DPoP-bound tokens its fetch adds each request's proof.
 	const narrow = auth && {
@@ -60,8 +72,9 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	const transport =
 		config.transport === "stdio"
 			? new sdk.StdioClientTransport({
+					// `env` (same process, exec'd) carries the owner mark in the command line too, where `watchSpawns` sees it.
 					command: wrapper ?? config.command,
-					args: wrapper ? [config.command, ...config.args] : [...config.args],
+					args: wrapper ? [ENV_BINARY, marker, config.command, ...config.args] : [...config.args],
 					env: { ...config.env, [OWNER_ENV]: owner },
 					cwd: config.cwd,
 					stderr: "pipe",
@@ -72,44 +85,34 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 					fetch: unredirected,
 					...narrow,
 				});
-	const spawned: { pid?: number; child?: ChildProcess } = {};
-	if (transport instanceof sdk.StdioClientTransport) {
-		transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
-		// The SDK forgets the pid when a connect fails; keep it to kill the group. An own-property
-		// wrapper leaves the class untouched, so the SDK still runs its probe sibling.
-		const start = transport.start.bind(transport);
-		transport.start = async () => {
-			await start();
-			spawned.pid = transport.pid ?? undefined;
-			// The process itself (a private field: without it, only the exit code is missing from the
-			// error) tells how it ended, which the SDK's "Connection closed" does not.
-			spawned.child = (transport as unknown as { _process?: ChildProcess })._process;
-		};
-	}
+	const spawns = config.transport === "stdio" ? watchSpawns(marker) : undefined;
+	if (transport instanceof sdk.StdioClientTransport) transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
 	const checks = outputChecks();
 	const client = new sdk.Client(
 		{ name: options.clientInfo.name, version: options.clientInfo.version },
 		{ capabilities: {}, versionNegotiation: negotiation(config), jsonSchemaValidator: checks },
 	);
-	const closing = { value: false };
+	const closing = new Closing();
 	client.onerror = () => {
 		// Transport errors surface through the failing request or `onclose`; never on the console.
 	};
 	try {
 		await client.connect(transport, { timeout: config.requestTimeoutMs, signal });
 	} catch (error) {
+		const child = spawns?.stop();
 		// Read before closing: how the server ended by itself, not by our kill.
-		const exit = spawned.child ? { code: spawned.child.exitCode, signal: spawned.child.signalCode } : undefined;
-		closing.value = true;
+		const exit = child ? { code: child.exitCode, signal: child.signalCode } : undefined;
+		closing.set();
 		checks.close();
 		await client.close().catch(() => undefined);
-		if (config.transport === "stdio") await killAll(wrapper ? spawned.pid : undefined, owner);
+		if (config.transport === "stdio") await killAll(wrapper ? child?.pid : undefined, owner);
 		const mapped = await options.mapError(error);
 		throw exit && (exit.code !== null || exit.signal !== null) ? new ExitedDuringSetup(mapped, exit) : mapped;
 	}
+	const child = spawns?.stop();
 	const live: Live = {
 		client,
-		pgid: wrapper ? spawned.pid : undefined,
+		pgid: wrapper && transport instanceof sdk.StdioClientTransport ? (transport.pid ?? undefined) : undefined,
 		owner: config.transport === "stdio" ? owner : undefined,
 		era: client.getProtocolEra?.() ?? "legacy",
 		protocolVersion: client.getNegotiatedProtocolVersion?.() ?? "unknown",
@@ -119,12 +122,35 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		outputChecks: checks,
 	};
 	client.onclose = () => {
-		if (live.closing.value) return;
+		if (live.closing.on) return;
 		checks.close();
-		options.onClose(live, exitOf(spawned.child));
+		options.onClose(live, exitOf(child));
 		void killAll(live.pgid, live.owner);
 	};
 	return live;
+}
+
+/**
+ * The server's own process, as Node created it, for how it ended (the SDK's "Connection closed" does not
+ * say, and it forgets the process when a connect fails). Seen through Node's public `child_process`
+ * diagnostics channel while this connect runs, picked by the owner mark in its command line; the SDK's
+ * probe sibling carries the same mark but no stderr pipe. Not a transport of our own over a child we
+ * spawn: the SDK runs its probe sibling only for its own stdio transport, and a server that exits when
+ * probed would then fail instead of falling back to the legacy era.
+ */
+function watchSpawns(marker: string): Readonly<{ stop: () => ChildProcess | undefined }> {
+	const seen: ChildProcess[] = [];
+	const onSpawn = (message: unknown) => {
+		const child = (message as { process?: ChildProcess }).process;
+		if (child) seen.push(child);
+	};
+	subscribe("child_process", onSpawn);
+	return {
+		stop() {
+			unsubscribe("child_process", onSpawn);
+			return seen.findLast((child) => child.spawnargs?.includes(marker) && child.stderr !== null);
+		},
+	};
 }
 
 /** How a process ended: at once if it has, else at its `exit` within half a second; undefined otherwise. */
@@ -147,7 +173,7 @@ function exitOf(child: ChildProcess | undefined): Promise<Exit | undefined> {
 
 /** Closes on purpose: the client, then the process group and whatever carries the owner mark. */
 export async function closeLive(live: Live): Promise<void> {
-	live.closing.value = true;
+	live.closing.set();
 	live.outputChecks.close();
 	await live.client.close().catch(() => undefined);
 	await killAll(live.pgid, live.owner);

@@ -12,9 +12,14 @@ import { exited, processStat } from "../proc.ts";
 /** Environment variable that marks every process of one stdio connection (probe sibling included). */
 export const OWNER_ENV = "PI_MCP_OWNER";
 
+/** `env`, which a stdio server runs through after `setsid` (it execs: same process) to carry the owner mark in its command line. */
+export const ENV_BINARY = "/usr/bin/env";
+
 /** The `setsid` binary on Linux, else null (elsewhere the child's own pid is all we kill). */
 export const setsid = once((): string | null =>
-	process.platform === "linux" ? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null) : null,
+	process.platform === "linux" && existsSync(ENV_BINARY)
+		? (["/usr/bin/setsid", "/bin/setsid"].find((path) => existsSync(path)) ?? null)
+		: null,
 );
 
 function signal(target: number, name: NodeJS.Signals | 0): boolean {
@@ -26,14 +31,19 @@ function signal(target: number, name: NodeJS.Signals | 0): boolean {
 	}
 }
 
+/** Whether `done` holds within `tries` more checks, `ms` apart. */
+async function gone(done: () => boolean, tries: number, ms = 50): Promise<boolean> {
+	if (done()) return true;
+	if (tries <= 0) return false;
+	await sleep(ms);
+	return gone(done, tries - 1, ms);
+}
+
 /** SIGTERM the group, give it a moment, then SIGKILL whatever is left. */
 async function killGroup(pgid: number | undefined): Promise<void> {
 	if (pgid === undefined || !signal(-pgid, 0)) return;
 	signal(-pgid, "SIGTERM");
-	for (const _ of Array.from({ length: 20 })) {
-		if (!signal(-pgid, 0)) return;
-		await sleep(50);
-	}
+	if (await gone(() => !signal(-pgid, 0), 20)) return;
 	signal(-pgid, "SIGKILL");
 }
 
@@ -73,8 +83,5 @@ export async function killAll(pgid: number | undefined, owner: string | undefine
 	const left = await ownedPids(owner);
 	for (const pid of left) signal(pid, "SIGKILL");
 	// Return only once they are gone (a zombie waiting for its reaper counts as gone).
-	for (const _ of Array.from({ length: 20 })) {
-		if (!left.some(running)) return;
-		await sleep(25);
-	}
+	await gone(() => !left.some(running), 20, 25);
 }

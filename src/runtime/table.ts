@@ -7,7 +7,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
 import { awaitWith, settledWithin } from "../async.ts";
 import type { CallOptions, Live, RuntimeOptions, ServerStatus, TransportAuth } from "../contracts.ts";
-import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "../errors.ts";
+import { AuthRequired, CallFailed, PI_WORDS, SdkUnavailable, SetupFailed } from "../errors.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
@@ -21,7 +21,7 @@ import { nextIndex, type ToolIndex } from "./visible-tools.ts";
 export type Connection =
 	| Readonly<{ state: "idle" }>
 	| Readonly<{ state: "connecting"; setup: Promise<Live>; abort: AbortController }>
-	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listedAt?: number; listing?: Promise<ToolIndex> }>
+	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listing?: Promise<ToolIndex> }>
 	| Readonly<{ state: "failed"; error: Error }>;
 
 /**
@@ -34,6 +34,9 @@ export type Table = Readonly<{
 	stderrTails: Map<string, TailBuffer>;
 	shutdown: AbortController;
 }>;
+
+/** How messages name the next step: the front end's words (Pi's by default). */
+const wordsOf = (t: Table) => t.options.words ?? PI_WORDS;
 
 export function connection(t: Table, name: string): Connection {
 	return t.connections.get(name) ?? { state: "idle" };
@@ -102,18 +105,13 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 	if (current.state === "connecting") return awaitWith(current.setup, signal, cancelled);
 
 	const abort = new AbortController();
-	const timer: { handle?: ReturnType<typeof setTimeout> } = {};
 	const onShutdown = () => abort.abort(new Error("shutdown"));
 	t.shutdown.signal.addEventListener("abort", onShutdown, { once: true });
 	const timedOut = () => (abort.signal.reason as Error | undefined)?.message === "setup timeout";
 	// The server's timeout bounds its own setup (credentials, spawn, handshake), not pi-mcp loading the
 	// SDK, which the early start may still be waiting for: 100–150 ms inside Pi, seconds on a loaded machine.
 	const setup = loadSdk()
-		.then(() => {
-			timer.handle = setTimeout(() => abort.abort(new Error("setup timeout")), config.requestTimeoutMs);
-			timer.handle.unref();
-			return openFor(t, config, abort.signal);
-		})
+		.then(() => within(config.requestTimeoutMs, abort, () => openFor(t, config, abort.signal)))
 		.then(
 			(live) => {
 				const now = connection(t, name);
@@ -136,39 +134,42 @@ export function ready(t: Table, name: string, signal?: AbortSignal): Promise<Liv
 						? error
 						: error instanceof SdkUnavailable
 							? new SetupFailed(name, `MCP server "${name}" failed to start: ${error.message}`)
-							: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text));
+							: setupError(await loadSdk(), config, error, end, tail, (text) => clean(t, name, text), wordsOf(t));
 				const now = connection(t, name);
 				const next: Connection = failure instanceof AuthRequired ? { state: "idle" } : { state: "failed", error: failure };
 				if (now.state === "connecting" && now.setup === setup) t.connections.set(name, next);
 				throw failure;
 			},
 		);
-	const settle = () => {
-		clearTimeout(timer.handle);
-		t.shutdown.signal.removeEventListener("abort", onShutdown);
-	};
+	const settle = () => t.shutdown.signal.removeEventListener("abort", onShutdown);
 	setup.then(settle, settle);
 	t.connections.set(name, { state: "connecting", setup, abort });
 	return awaitWith(setup, signal, cancelled);
 }
 
-/** `index`'s `since`: any listing held will do (`HELD`), or only one sent from now on (`NEW`). */
-export const HELD = Number.NEGATIVE_INFINITY;
-export const NEW = Number.POSITIVE_INFINITY;
+/** `run`, aborted through `abort` once `ms` pass (the timer does not hold the process). */
+async function within<T>(ms: number, abort: AbortController, run: () => Promise<T>): Promise<T> {
+	const timer = setTimeout(() => abort.abort(new Error("setup timeout")), ms);
+	timer.unref();
+	try {
+		return await run();
+	} finally {
+		clearTimeout(timer);
+	}
+}
 
 /**
- * Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. A listing
- * held is used when it was sent at or after `since` (`performance.now()`), else the server lists again.
+ * Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. `held`: a
+ * listing already held will do; `fresh`: the server lists again (joining a listing in flight).
  */
-export function index(t: Table, name: string, live: Live, since: number, signal?: AbortSignal): Promise<ToolIndex> {
+export function index(t: Table, name: string, live: Live, wanted: "held" | "fresh", signal?: AbortSignal): Promise<ToolIndex> {
 	const current = connection(t, name);
 	if (current.state !== "ready" || current.live !== live) {
 		return Promise.reject(new CallFailed(name, `the connection to MCP server "${name}" was reset`, "closed"));
 	}
 	if (current.listing) return awaitWith(current.listing, signal, () => cancelledCall(t, name));
-	if (current.index && (current.listedAt ?? HELD) >= since) return Promise.resolve(current.index);
+	if (current.index && wanted === "held") return Promise.resolve(current.index);
 	const timeout = t.entries.get(name)?.config?.requestTimeoutMs;
-	const listedAt = performance.now();
 	const listing = (
 		live.client.getServerCapabilities()?.tools
 			? live.client.listTools(undefined, { timeout, signal: t.shutdown.signal })
@@ -177,8 +178,7 @@ export function index(t: Table, name: string, live: Live, since: number, signal?
 		(result) => {
 			const now = connection(t, name);
 			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools);
-			if (now.state === "ready" && now.live === live)
-				t.connections.set(name, { ...now, index: built, listedAt, listing: undefined });
+			if (now.state === "ready" && now.live === live) t.connections.set(name, { ...now, index: built, listing: undefined });
 			return built;
 		},
 		async (error: unknown) => {
@@ -212,7 +212,7 @@ export async function callError(
 			: `the request to MCP server "${name}"`;
 	const end = { cancelled: signal?.aborted === true, ended: t.shutdown.signal.aborted };
 	const timeoutMs = t.entries.get(name)?.config?.requestTimeoutMs ?? 0;
-	return requestError(sdk, error, { name, what, timeoutMs, ...end }, (text) => clean(t, name, text));
+	return requestError(sdk, error, { name, what, timeoutMs, ...end }, (text) => clean(t, name, text), wordsOf(t));
 }
 
 export async function visibleTool(
@@ -222,11 +222,11 @@ export async function visibleTool(
 	signal?: AbortSignal,
 ): Promise<{ live: Live; tool: Tool }> {
 	const live = await ready(t, name, signal);
-	const first = await index(t, name, live, HELD, signal);
+	const first = await index(t, name, live, "held", signal);
 	const found = first.byName.get(toolName);
 	if (found) return { live, tool: found };
 	// Not in the index we hold: the server may have added it since; list once more before refusing.
-	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, NEW, signal);
+	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, "fresh", signal);
 	const again = fresh.byName.get(toolName);
 	if (again) return { live, tool: again };
 	const reason = fresh.hidden.get(toolName);
@@ -291,38 +291,22 @@ export async function openFor(t: Table, config: ServerConfig, signal: AbortSigna
 		onClose: (live, exited) => {
 			const current = connection(t, name);
 			if (current.state !== "ready" || current.live !== live) return;
-			const failed: Connection = { state: "failed", error: closedError(name, tail.text(), (text) => clean(t, name, text)) };
+			const failed: Connection = {
+				state: "failed",
+				error: closedError(name, tail.text(), (text) => clean(t, name, text), wordsOf(t)),
+			};
 			t.connections.set(name, failed);
 			// The exit comes a moment after the stream's end: the message gains it, unless a reset came first.
 			void exited.then((exit) => {
 				if (exit && t.connections.get(name) === failed) {
 					t.connections.set(name, {
 						state: "failed",
-						error: closedError(name, tail.text(), (text) => clean(t, name, text), exit),
+						error: closedError(name, tail.text(), (text) => clean(t, name, text), wordsOf(t), exit),
 					});
 				}
 			});
 		},
 	});
-}
-
-/**
- * The tool listing of a starting or ready server, once in: only one already held or in flight (the early
- * start's), so this never sends a request. Undefined without one, or when the setup or listing fails (the
- * call reports that).
- */
-export async function heldListing(t: Table, name: string): Promise<Readonly<{ live: Live; index: ToolIndex }> | undefined> {
-	const current = connection(t, name);
-	if (current.state !== "connecting" && current.state !== "ready") return undefined;
-	try {
-		const live = current.state === "ready" ? current.live : await current.setup;
-		const now = connection(t, name);
-		if (now.state !== "ready" || now.live !== live) return undefined;
-		const index = await (now.listing ?? now.index);
-		return index ? { live, index } : undefined;
-	} catch {
-		return undefined;
-	}
 }
 
 /** One tool call on a server's client, connecting first if needed; errors name the server and the tool. */

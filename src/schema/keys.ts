@@ -6,10 +6,12 @@
 /** Edit distance with adjacent transpositions (optimal string alignment); names and keys are short. */
 function distance(a: string, b: string, limit: number): number {
 	if (Math.abs(a.length - b.length) > limit) return limit + 1;
-	const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, index) => index)];
-	for (const i of Array.from({ length: a.length }, (_, index) => index + 1)) {
+	const rows: number[][] = [[0, ...b.split("").map((_, index) => index + 1)]];
+	for (const [before] of a.split("").entries()) {
+		const i = before + 1;
 		const row = [i];
-		for (const j of Array.from({ length: b.length }, (_, index) => index + 1)) {
+		for (const [left] of b.split("").entries()) {
+			const j = left + 1;
 			const up = rows[i - 1] ?? [];
 			const cost = a[i - 1] === b[j - 1] ? 0 : 1;
 			const best = Math.min((up[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (up[j - 1] ?? 0) + cost);

@@ -1,5 +1,5 @@
 /**
- * Words that mean the same in developer tools, for tool search (`search.ts`). Each group is a set of
+ * Words that mean the same in developer tools, for tool search (`search/rank.ts`). Each group is a set of
  * interchangeable words or short phrases: a query word from a group also finds the others, at a lower
  * weight than the word itself. Curated by hand; kept small on purpose: a synonym that is only
  * sometimes right pulls wrong tools up for everyone.

@@ -4,16 +4,13 @@
  * through the output rules (`content.ts`); errors the model should read are thrown. Loaded on first use.
  */
 import type { Client, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
-import { awaitWith } from "../async.ts";
 import { fileProblems, unknownServer } from "../config.ts";
 import type { Capability, Progress, RequestOptions, Runtime, Session } from "../contracts.ts";
-import { CallFailed } from "../errors.ts";
 import { isAppResource, present, promptResultParts, resourceResultParts, toolResultParts } from "../output/content.ts";
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
 import { ACTIONS, type ListAction, type Params } from "./definition.ts";
-import type { Early } from "./early.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import { modelStatus } from "./status.ts";
 
@@ -96,7 +93,7 @@ type Listings = Readonly<{
 	prompts: ListPromptsResult;
 }>;
 
-const LISTINGS: {
+export const LISTINGS: {
 	readonly [A in ListAction]: Readonly<{
 		what: string;
 		capability: Capability;
@@ -118,32 +115,10 @@ const LISTINGS: {
 
 export const isListAction = (action: string): action is ListAction => Object.hasOwn(LISTINGS, action);
 
-function sendListing<A extends ListAction>(runtime: Runtime, server: string, action: A, signal?: AbortSignal) {
+/** A listing call (`resources`, `templates`, `prompts`). */
+function listing<A extends ListAction>(runtime: Runtime, server: string, action: A, signal?: AbortSignal): Promise<Listings[A]> {
 	const { what, capability, run } = LISTINGS[action];
 	return runtime.request(server, what, capability, run, signal);
-}
-
-/** Sends the listing `action` needs now, for the call being written (`early.ts`); that call reports a failure. */
-export function listEarly(runtime: Runtime, server: string, action: ListAction): NonNullable<Early["listing"]> {
-	const sent = sendListing(runtime, server, action);
-	sent.catch(() => undefined);
-	return { server, action, sent };
-}
-
-/** The listing a call needs: the one its early start sent for the same server and action, else a new one. */
-function listing<A extends ListAction>(
-	runtime: Runtime,
-	server: string,
-	action: A,
-	signal: AbortSignal | undefined,
-	early: Early | undefined,
-): Promise<Listings[A]> {
-	const held = early?.listing;
-	if (held?.server !== server || held.action !== action) return sendListing(runtime, server, action, signal);
-	// Sent without the call's signal (the call did not exist yet): cancelling the call ends its wait.
-	const what = `${LISTINGS[action].what} on MCP server "${server}"`;
-	const cancelled = () => new CallFailed(server, `${what} was cancelled`, "cancelled");
-	return awaitWith(held.sent as Promise<Listings[A]>, signal, cancelled);
 }
 
 /** `describe`: a tool's description and input and output schemas, through the output rules. */
@@ -228,15 +203,13 @@ async function completeAction(
 }
 
 /**
- * Runs one `mcp` action. Throws for errors the model should see as a tool error. `early`: what the early
- * start did while the model wrote this call (`Early`).
+ * Runs one `mcp` action. Throws for errors the model should see as a tool error.
  */
 export async function runAction(
 	session: Session,
 	params: Params,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
-	early?: Early,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const action = params.action;
@@ -250,18 +223,18 @@ export async function runAction(
 
 	switch (action) {
 		case "tools":
-			return toolsAction(session, params, server, signal, early?.begun);
+			return toolsAction(session, params, server, signal);
 		case "describe":
 			return describeAction(session, params, server, signal);
 		case "call":
 			return callAction(session, params, server, signal, onUpdate);
 		case "resources": {
-			const result = await listing(runtime, server, "resources", signal, early);
+			const result = await listing(runtime, server, "resources", signal);
 			const items = result.resources.map((resource) => ({ ...resource, address: resource.uri }));
 			return resourceList(session, "resource", items, params);
 		}
 		case "templates": {
-			const result = await listing(runtime, server, "templates", signal, early);
+			const result = await listing(runtime, server, "templates", signal);
 			const items = result.resourceTemplates.map((template) => ({ ...template, address: template.uriTemplate }));
 			return resourceList(session, "resource template", items, params);
 		}
@@ -280,7 +253,7 @@ export async function runAction(
 			return blocksResult({ action, server }, presented.content, presented.info);
 		}
 		case "prompts": {
-			const result = await listing(runtime, server, "prompts", signal, early);
+			const result = await listing(runtime, server, "prompts", signal);
 			const { shown, more } = page(result.prompts, params);
 			const lines = shown.map((prompt) => {
 				const args = (prompt.arguments ?? []).map((arg) => `${nameLine(arg.name, 80)}${arg.required ? "" : "?"}`).join(", ");

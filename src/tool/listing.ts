@@ -1,6 +1,6 @@
 /**
  * Tool listings and the paging every listing shares. The `tools` action: one server's tools
- * listed, or ranked by a query (`search.ts`, loaded on the first query), or a query searched across
+ * listed, or ranked by a query (`search/rank.ts`, loaded on the first query), or a query searched across
  * every enabled server; the same listing for `pi-mcp tools` and `/mcp tools`, and the matching tool
  * definitions for the `/mcp` manager. Listings go through the output rules (`presentListing`:
  * escapes stripped, 50 KiB / 2,000 lines inline), never through the 2,000-character error sanitiser,
@@ -63,14 +63,13 @@ type Listing = Readonly<{ header: string; lines: readonly string[]; rest: number
 
 /**
  * Runs `tools` for one server (`server` given) or, with a query and no server, for every enabled server.
- * The server lists its tools anew, unless it did at or after `since` (see `Runtime.tools`).
+ * The server lists its tools anew (a call the early start listed for gets that listing).
  */
 export async function toolsAction(
 	session: Session,
 	params: Params,
 	server: string | undefined,
 	signal: AbortSignal | undefined,
-	since?: number,
 ): Promise<Result> {
 	const query = params.query?.trim() ? params.query : undefined;
 	if (server === undefined) {
@@ -78,9 +77,9 @@ export async function toolsAction(
 			throw new Error(
 				'mcp tools: give "server" to list its tools, or "query" to search every server; action "status" lists servers',
 			);
-		return searchAll(session, params, query, signal, since);
+		return searchAll(session, params, query, signal);
 	}
-	const listing = await serverListing(session, params, server, query, signal, since);
+	const listing = await serverListing(session, params, server, query, signal);
 	return listingResult(session, params, listing.header, listing.lines, listing.more);
 }
 
@@ -91,9 +90,8 @@ async function serverListing(
 	server: string,
 	query: string | undefined,
 	signal: AbortSignal | undefined,
-	since?: number,
 ): Promise<Listing> {
-	const tools = await session.runtime.tools(server, signal, since);
+	const tools = await session.runtime.tools(server, signal);
 	if (query === undefined) {
 		const paged = page(tools, params);
 		const lines = paged.shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
@@ -169,16 +167,6 @@ async function weakLines<T extends SearchTool>(found: Found<T>): Promise<string[
 	return [lead, ...lines.slice(0, -1), `${lines.at(-1) ?? ""}${tail}`];
 }
 
-/**
- * Builds the search index of a server's tools while the model still writes a `tools` call with a query,
- * from the listing its early start holds (`Runtime.listed`: nothing is sent); the call's search finds it
- * built (one per listing, see `indexOf`).
- */
-export async function prepareSearch(session: Session, server: string): Promise<void> {
-	const [tools, { indexOf }] = await Promise.all([session.runtime.listed(server), import("../search/rank.ts")]);
-	if (tools) await indexOf([{ server, tools }]);
-}
-
 type Searched =
 	| Readonly<{ server: string; tools: readonly Tool[] }>
 	| Readonly<{ server: string; error: Error }>
@@ -200,10 +188,9 @@ async function listAll(
 	session: Session,
 	names: readonly string[],
 	signal: AbortSignal | undefined,
-	since: number | undefined,
 ): Promise<readonly Searched[]> {
 	const listings = names.map((server) =>
-		session.runtime.tools(server, signal, since).then(
+		session.runtime.tools(server, signal).then(
 			(tools): Searched => ({ server, tools }),
 			(error: Error): Searched => ({ server, error }),
 		),
@@ -240,19 +227,13 @@ async function listAll(
  * those that listed within `SEARCH_WAIT_MS` (or, when none had, the first to list within `SEARCH_FIRST_MS`),
  * with a line naming each server still starting and each that failed (its error's first line).
  */
-async function searchAll(
-	session: Session,
-	params: Params,
-	query: string,
-	signal: AbortSignal | undefined,
-	since?: number,
-): Promise<Result> {
+async function searchAll(session: Session, params: Params, query: string, signal: AbortSignal | undefined): Promise<Result> {
 	const names = session.runtime
 		.status()
 		.filter((status) => status.state !== "disabled" && status.state !== "invalid")
 		.map((status) => status.name);
 	if (names.length === 0) throw new Error('mcp tools: no MCP server is enabled; action "status" shows the configuration');
-	const searched = await listAll(session, names, signal, since);
+	const searched = await listAll(session, names, signal);
 	if (signal?.aborted) throw new Error("mcp tools: the search was cancelled");
 	const sources = searched.flatMap((entry) => ("tools" in entry ? [entry] : []));
 	const failed = searched.flatMap((entry) => ("error" in entry ? [entry] : []));

@@ -56,16 +56,7 @@ export const count = (lines: readonly WireLine[], key: string): number =>
 export const startedPids = (lines: readonly WireLine[]): number[] =>
 	lines.filter((line) => line.event === "start").map((line) => line.pid);
 
-export function pidAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-	} catch {
-		return false;
-	}
-	// A zombie is dead for our purposes.
-	const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8") : "";
-	return !/^\d+ \(.*\) Z /.test(stat);
-}
+export { pidAlive } from "./processes.ts";
 
 export type HttpFixture = Readonly<{ url: string; child: ChildProcess; stop(): Promise<void> }>;
 

@@ -1,30 +1,33 @@
 /**
- * A `Session` as the actions see it (configuration, runtime, overflow store) over an mcp.json holding
- * `servers`, in a temporary directory of its own. `close` stops the runtime and removes the directory.
+ * A session built as the extension and `pi-mcp` build theirs (`createSession`), over an mcp.json holding
+ * `servers` (or what `servers(dir)` gives, for entries that name files in it), in a temporary directory
+ * of its own. `close` stops the session and removes the directory.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
-import type { Session } from "../../src/contracts.ts";
-import { createOverflowStore } from "../../src/output.ts";
-import { createRuntime } from "../../src/runtime.ts";
+import type { CommandSession } from "../../src/contracts.ts";
+import { createSession, type McpSession } from "../../src/session.ts";
 
-export type OpenSession = Readonly<{ session: Session; dir: string; close: () => Promise<void> }>;
+export type OpenSession = Readonly<{ session: CommandSession; built: McpSession; dir: string; close: () => Promise<void> }>;
 
-export async function openSession(servers: Readonly<Record<string, unknown>>, prefix = "pi-mcp-session-"): Promise<OpenSession> {
+type Servers = Readonly<Record<string, unknown>>;
+
+/** A prefix for the directory's name, or that and the environment the configuration and servers read. */
+type Options = string | Readonly<{ prefix?: string; env?: Readonly<Record<string, string | undefined>> }>;
+
+export async function openSession(servers: Servers | ((dir: string) => Servers), options: Options = {}): Promise<OpenSession> {
+	const { prefix = "pi-mcp-session-", env = process.env } = typeof options === "string" ? { prefix: options } : options;
 	const dir = await mkdtemp(join(tmpdir(), prefix));
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
-	const session: Session = {
-		config,
-		runtime: createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "t", version: "0" } }),
-		overflow: createOverflowStore({ baseDir: dir }),
-	};
+	const entries = typeof servers === "function" ? servers(dir) : servers;
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: entries }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env });
+	const built = createSession({ config, env, agentDir: dir, overflowDir: dir });
+	const session = await built.open();
 	const close = async () => {
-		await session.runtime.dispose();
-		await session.overflow.dispose();
+		await built.dispose();
 		await rm(dir, { recursive: true, force: true });
 	};
-	return { session, dir, close };
+	return { session, built, dir, close };
 }
