@@ -97,6 +97,10 @@ export type ServerStatus = Readonly<{
 	toolCount?: number;
 	stderrTail?: string;
 	ignoredKeys: readonly string[];
+	/** Per field of `includeTools` / `excludeTools` set: how many listed tools it hides (once listed). */
+	hiddenTools?: readonly Readonly<{ field: "includeTools" | "excludeTools"; count?: number; names?: readonly string[] }>[];
+	/** The server's instructions, sanitised and bounded (once connected). */
+	instructions?: string;
 }>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
@@ -156,6 +160,8 @@ export interface Runtime {
 	 * early start's); never starts a server or sends anything. Undefined without one or when it failed.
 	 */
 	listed(server: string): Promise<readonly Tool[] | undefined>;
+	/** The server's instructions for the model: the first time asked this session, once connected; else undefined. */
+	instructionsOnce(server: string): string | undefined;
 	/** Replaces the entries; connections whose entry changed or vanished are closed. */
 	update(servers: readonly ServerEntry[]): Promise<void>;
 	/** Aborts everything, closes every client and kills every process group. Idempotent. */

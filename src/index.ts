@@ -269,6 +269,7 @@ function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
 	const place = { agentDir: options.agentDir ?? getAgentDir(), cwd: ctx.cwd, env: envOf(host), configDirName: CONFIG_DIR_NAME };
 	return {
 		setEnabled: async (...args) => (await import("./config/edit.ts")).setEnabled(place, ...args),
+		setToolHidden: async (...args) => (await import("./config/tool-edit.ts")).setToolHidden(place, ...args),
 		reload: async () => {
 			await changeServers(host, typeof pi.getMcpServers === "function" ? pi.getMcpServers() : [], ctx);
 			return host.holder.session?.config;

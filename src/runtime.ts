@@ -6,6 +6,7 @@
  */
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
 import { CallFailed } from "./errors.ts";
+import { Given } from "./runtime/instructions.ts";
 import type { TailBuffer } from "./runtime/stderr-tail.ts";
 import {
 	type Connection,
@@ -17,6 +18,7 @@ import {
 	HELD,
 	heldListing,
 	index,
+	instructionsOf,
 	NEW,
 	ready,
 	reset,
@@ -35,6 +37,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		connections: new Map<string, Connection>(),
 		stderrTails: new Map<string, TailBuffer>(),
 		shutdown: new AbortController(),
+		given: new Given(),
 	};
 	return {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
@@ -98,6 +101,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		},
 
 		listed: async (name) => (await heldListing(t, name))?.index.tools,
+
+		instructionsOnce: (name) => t.given?.once(name, instructionsOf(t, name)),
 
 		update: (servers) => update(t, servers),
 		dispose: () => dispose(t),

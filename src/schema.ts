@@ -4,6 +4,7 @@
  */
 
 import { closeMatches, unknownKeys } from "./schema/keys.ts";
+import { FILTER_FIELDS, patternList, type ToolFilter } from "./schema/tool-filter.ts";
 
 export { closeMatches };
 
@@ -62,6 +63,9 @@ export type RawServer = Transport &
 		/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
 		requestTimeoutMs?: number;
 		protocolVersion: ProtocolMode;
+	}> &
+	ToolFilter &
+	Readonly<{
 		/** Pi-only keys that were accepted but have no effect here. */
 		ignoredKeys: readonly string[];
 	}>;
@@ -125,6 +129,7 @@ const COMMON_KEYS = [
 	"timeout",
 	"requestTimeoutMs",
 	"protocolVersion",
+	...FILTER_FIELDS,
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
@@ -222,6 +227,16 @@ function requestTimeout(raw: Fields): number | undefined {
 		return requestTimeoutMs;
 	}
 	return undefined;
+}
+
+/** `includeTools` / `excludeTools`, present only when given (`schema/tool-filter.ts`). */
+function toolFilter(raw: Fields): ToolFilter {
+	const fields = FILTER_FIELDS.flatMap((key) => {
+		const value = patternList(raw[key], key);
+		if (value !== undefined && "error" in value) fail(value.error);
+		return value === undefined ? [] : [[key, value] as const];
+	});
+	return Object.fromEntries(fields);
 }
 
 function protocolMode(raw: Fields): ProtocolMode {
@@ -326,6 +341,7 @@ function serverShape(raw: Fields): RawServer {
 		earlyStart: earlyStartFlag(raw),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
+		...toolFilter(raw),
 	};
 	const ignoredKeys = PI_ONLY_KEYS.filter((key) => key in raw);
 	// `transportOf` made sure the stdio server has its command and the HTTP server its URL.

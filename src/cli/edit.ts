@@ -164,6 +164,11 @@ const remove: EditCommand = async (io, flags, args) => {
 const toggle =
 	(enabled: boolean): EditCommand =>
 	async (io, flags, args) => {
+		// `<server> <tool>`: one tool off or on for the model (`excludeTools`).
+		if (args.length === 2 && args[0] !== undefined && args[1] !== undefined) {
+			const { toggleTool } = await import("./tool-toggle.ts");
+			return toggleTool(io, flags, placeOf(io), RELOAD_NOTE, [args[0], args[1]], enabled);
+		}
 		report(io, flags, await setEnabled(placeOf(io), nameOf(args, enabled ? "enable" : "disable"), enabled, flags.scope));
 		return EXIT.ok;
 	};

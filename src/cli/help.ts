@@ -36,6 +36,7 @@ Commands:
   get <name>                     a server's entry as written, values masked
   remove <name>                  remove a server from the file that defines it
   enable <name> / disable <name> switch a server on or off in the file that defines it
+  enable/disable <name> <tool>   show or hide one tool from the model (excludeTools)
   import <client> [file]         copy servers from claude-desktop, claude-code, cursor, vscode or codex
 
 Run pi-mcp <command> --help for details.
@@ -61,8 +62,8 @@ ${EDITS}`,
 	"add-json": `Usage: pi-mcp add-json [--scope user|project] [--force] <name> '<json entry>'\n\nAdds a server from its entry as mcp.json holds it, e.g.\n  pi-mcp add-json files '{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"]}'\n${EDITS}`,
 	get: `Usage: pi-mcp get [--json] <name>\n\nThe server's entry as written in each file that defines it (env and header values masked unless\n\${VAR}), and what loading makes of it (usable, disabled, or the error).\n${EDITS}`,
 	remove: `Usage: pi-mcp remove [--scope user|project] <name>\n\nRemoves the entry from the file that defines it (says which; --scope when both files do).\n${EDITS}`,
-	enable: `Usage: pi-mcp enable [--scope user|project] <name>\n\nSets "enabled": true in the file that defines the server. With --scope project for a server of\nthe user file, the project file gets an entry that switches it in this project only.\n${EDITS}`,
-	disable: `Usage: pi-mcp disable [--scope user|project] <name>\n\nSets "enabled": false in the file that defines the server (see enable for --scope project).\n${EDITS}`,
+	enable: `Usage: pi-mcp enable [--scope user|project] <name> [<tool>]\n\nSets "enabled": true in the file that defines the server. With --scope project for a server of\nthe user file, the project file gets an entry that switches it in this project only.\nWith a tool name after the server, shows that tool to the model again (excludeTools).\n${EDITS}`,
+	disable: `Usage: pi-mcp disable [--scope user|project] <name> [<tool>]\n\nSets "enabled": false in the file that defines the server (see enable for --scope project).\nWith a tool name after the server (disable <name> <tool>), hides only that tool from the model:\nits name goes into the entry's "excludeTools".\n${EDITS}`,
 	import: `Usage: pi-mcp import [--scope user|project] [--force] [--json] <client> [file] [name…]
 
 Copies server entries from another client's configuration: the file you name, or the client's

@@ -42,7 +42,7 @@ export type Change = Readonly<{
 	warnings: readonly string[];
 }>;
 
-type FileText = Readonly<{ path: string; scope: Scope; text?: string; servers: Readonly<Record<string, unknown>> }>;
+export type FileText = Readonly<{ path: string; scope: Scope; text?: string; servers: Readonly<Record<string, unknown>> }>;
 
 export function pathOf(place: Place, scope: Scope): string {
 	return configPaths(place)[scope];
@@ -90,7 +90,7 @@ function formatting(text: string): import("jsonc-parser").FormattingOptions {
 }
 
 /** The file's text with `mcpServers[name]` (or one of its fields) set, or removed when `value` is undefined. */
-async function modified(file: FileText, path: readonly (string | number)[], value: unknown): Promise<string> {
+export async function modified(file: FileText, path: readonly (string | number)[], value: unknown): Promise<string> {
 	const { modify, applyEdits } = await import("jsonc-parser");
 	const bom = file.text?.startsWith("\uFEFF") ? "\uFEFF" : "";
 	const base = file.text === undefined ? "{}\n" : file.text.slice(bom.length);
@@ -110,7 +110,7 @@ function variablesIn(value: unknown): readonly string[] {
  * is written before it passes) and returns the warnings; throws when the file or the entry would be
  * refused. An unset `${VAR}` is a warning: it is stored as written and resolved at each session.
  */
-async function validate(place: Place, file: FileText, text: string, name: string | undefined): Promise<readonly string[]> {
+export async function validate(place: Place, file: FileText, text: string, name: string | undefined): Promise<readonly string[]> {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-edit-"));
 	try {
 		const agentDir = join(dir, "agent");
@@ -143,7 +143,7 @@ async function validate(place: Place, file: FileText, text: string, name: string
 }
 
 /** Writes through a temporary file and a rename, so a reader never sees half a file; a new file is 0600. */
-async function write(path: string, text: string): Promise<void> {
+export async function write(path: string, text: string): Promise<void> {
 	await mkdir(dirname(path), { recursive: true });
 	const temporary = `${path}.pi-mcp-${process.pid}.tmp`;
 	const mode = existsSync(path) ? statSync(path).mode & 0o777 : 0o600;

@@ -8,7 +8,7 @@
  * these items rather than at the `/mcp` subcommands. The search comes in through `Ui`.
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
-import { Input, type KeybindingsManager, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { Input, type KeybindingsManager, matchesKey, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { CommandSession, ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
@@ -49,6 +49,8 @@ export type Ui = Readonly<{
 	refreshCredentials: () => void;
 	/** Enables or disables a server in the file that defines it, and applies that to this session. */
 	setEnabled: (name: string, enabled: boolean) => void;
+	/** Hides a tool from the model or shows it (`excludeTools`), applies that, then calls `done`. */
+	setToolHidden: (name: string, tool: string, hidden: boolean, done: () => void) => void;
 }>;
 
 export type Choice = Readonly<{ value: string; label: string; description?: string }>;
@@ -113,7 +115,11 @@ export function textScreen(ui: Ui, title: string, text: () => string): Screen {
 export function toolsScreen(ui: Ui, name: string): Screen {
 	const search = new Input({ prompt: "search: ", placeholder: "type to filter" });
 	search.focused = true;
-	const state: { select?: RowList; note: string; asked: number } = { note: "connecting…", asked: 0 };
+	const state: { select?: RowList; note: string; asked: number; hidden: ReadonlySet<string> } = {
+		note: "connecting…",
+		asked: 0,
+		hidden: new Set(),
+	};
 	const load = (query: string) => {
 		const asked = state.asked + 1;
 		state.asked = asked;
@@ -125,7 +131,10 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 					label: escapeName(tool.name),
 					description: oneLine(tool.description, 200),
 				}));
-				state.select = list(ui, choiceRows(ui, choices), (row) => ui.push(schemaScreen(ui, name, row.value)));
+				const hidden = hiddenRows(ui, statusOf(ui, name), query);
+				state.hidden = new Set(hidden.map((row) => row.value));
+				const rows = [...choiceRows(ui, choices), ...hidden];
+				state.select = list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
 				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
 				ui.tui.requestRender();
 			},
@@ -140,7 +149,7 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 	load("");
 	return {
 		header: () => [ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`))],
-		hint: "type to search · ↑↓ PgUp PgDn navigate · enter schema · esc back",
+		hint: "type to search · ↑↓ PgUp PgDn navigate · enter schema · tab hide/show · esc back",
 		body: (width, rows) => {
 			const note = state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width).slice(0, 3) : [];
 			return [...search.render(width), ...note, ...(state.select?.render(width, Math.max(1, rows - 1 - note.length)) ?? [])];
@@ -156,11 +165,28 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 				"tui.select.confirm",
 			] as const;
 			if (navigation.some((key) => kb.matches(data, key))) return state.select?.handleInput(data);
+			const picked = state.select?.selected()?.value;
+			if (matchesKey(data, "tab") && picked !== undefined) {
+				return ui.setToolHidden(name, picked, !state.hidden.has(picked), () => load(search.getValue().trim()));
+			}
 			const before = search.getValue();
 			search.handleInput(data);
 			if (search.getValue() !== before) load(search.getValue().trim());
 		},
 	};
+}
+
+/** The tools the user hid (`includeTools` / `excludeTools`), greyed, after the others; a query filters by name. */
+function hiddenRows(ui: Ui, status: ServerStatus | undefined, query: string): Row[] {
+	return (status?.hiddenTools ?? []).flatMap(({ field, names }) =>
+		(names ?? [])
+			.filter((tool) => tool.toLowerCase().includes(query.toLowerCase()))
+			.map((tool) => ({
+				value: tool,
+				text: (_width: number, selected: boolean) =>
+					ui.theme.fg(selected ? "accent" : "dim", `${escapeName(tool)}  (hidden by ${field})`),
+			})),
+	);
 }
 
 export function schemaScreen(ui: Ui, server: string, name: string): Screen {
