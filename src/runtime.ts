@@ -18,7 +18,6 @@ import {
 	HELD,
 	heldListing,
 	index,
-	instructionsOf,
 	NEW,
 	ready,
 	reset,
@@ -37,8 +36,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		connections: new Map<string, Connection>(),
 		stderrTails: new Map<string, TailBuffer>(),
 		shutdown: new AbortController(),
-		given: new Given(),
 	};
+	const given = new Given();
 	return {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
 		names: () => [...t.entries.keys()],
@@ -102,7 +101,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
 		listed: async (name) => (await heldListing(t, name))?.index.tools,
 
-		instructionsOnce: (name) => t.given?.once(name, instructionsOf(t, name)),
+		instructionsOnce: (name) => {
+			const entry = t.entries.get(name);
+			return entry && given.once(name, statusOf(t, entry).instructions);
+		},
 
 		update: (servers) => update(t, servers),
 		dispose: () => dispose(t),

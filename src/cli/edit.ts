@@ -189,15 +189,18 @@ const get: EditCommand = async (io, flags, args) => {
 		entry: maskedEntry(each.entry),
 		...(used && used.source.path === each.path ? { used: true } : {}),
 	}));
+	const instructions =
+		state === "enabled" ? await (await import("./instructions.ts")).instructionsFor(io, flags, name) : undefined;
 	if (flags.json) {
-		io.out(jsonLine({ name, state, ...(used?.error ? { error: used.error } : {}), definitions }, 2));
+		io.out(jsonLine({ name, state, ...(used?.error ? { error: used.error } : {}), definitions, instructions }, 2));
 		return EXIT.ok;
 	}
 	const lines = definitions.map(
 		(each) =>
 			`${escapeName(name)} (${each.scope} file ${each.path}${found.length > 1 && each.used ? "; used where Pi trusts the project" : ""}):\n${escapeName(JSON.stringify(each.entry, null, 2))}`,
 	);
-	io.out(`${lines.join("\n")}\nstate: ${state}${used?.error ? ` — ${used.error}` : ""}\n`);
+	const told = instructions ? `\ninstructions:\n${instructions.replace(/^/gm, "  ")}` : "";
+	io.out(`${lines.join("\n")}\nstate: ${state}${used?.error ? ` — ${used.error}` : ""}${told}\n`);
 	return EXIT.ok;
 };
 

@@ -13,6 +13,7 @@ import type { Tool } from "@modelcontextprotocol/client";
 import type { CommandSession, ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
 import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
+import { hiddenRows } from "./hidden-rows.ts";
 import { type Row, type RowList, rowList } from "./list.ts";
 
 export type Screen = Readonly<{
@@ -131,7 +132,7 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 					label: escapeName(tool.name),
 					description: oneLine(tool.description, 200),
 				}));
-				const hidden = hiddenRows(ui, statusOf(ui, name), query);
+				const hidden = hiddenRows((color, text) => ui.theme.fg(color, text), statusOf(ui, name), query);
 				state.hidden = new Set(hidden.map((row) => row.value));
 				const rows = [...choiceRows(ui, choices), ...hidden];
 				state.select = list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
@@ -174,19 +175,6 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 			if (search.getValue() !== before) load(search.getValue().trim());
 		},
 	};
-}
-
-/** The tools the user hid (`includeTools` / `excludeTools`), greyed, after the others; a query filters by name. */
-function hiddenRows(ui: Ui, status: ServerStatus | undefined, query: string): Row[] {
-	return (status?.hiddenTools ?? []).flatMap(({ field, names }) =>
-		(names ?? [])
-			.filter((tool) => tool.toLowerCase().includes(query.toLowerCase()))
-			.map((tool) => ({
-				value: tool,
-				text: (_width: number, selected: boolean) =>
-					ui.theme.fg(selected ? "accent" : "dim", `${escapeName(tool)}  (hidden by ${field})`),
-			})),
-	);
 }
 
 export function schemaScreen(ui: Ui, server: string, name: string): Screen {
@@ -312,6 +300,9 @@ function actions(ui: Ui, name: string): Choice[] {
 		...signIn,
 		{ value: "stderr", label: "Stderr tail", description: "the server's last stderr lines" },
 		{ value: "error", label: "Last error", description: "the full last error" },
+		...(status?.instructions
+			? [{ value: "instructions", label: "Instructions", description: "what the server tells the model" }]
+			: []),
 	];
 }
 
@@ -364,6 +355,7 @@ function header(ui: Ui, name: string): readonly string[] {
 		theme.fg("muted", `source: ${source}`),
 		...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
 		...(status.error ? [theme.fg("error", `error: ${forManager(status.error).split("\n")[0]}`)] : []),
+		...(status.instructions ? [theme.fg("muted", `instructions: ${oneLine(status.instructions, 300)}`)] : []),
 		...(ui.view.message ? [theme.fg("warning", ui.view.message)] : []),
 	];
 }
@@ -386,6 +378,8 @@ export function serverScreen(ui: Ui, name: string): Screen {
 			ui.push(textScreen(ui, `${escapeName(name)}: stderr`, () => statusOf(ui, name)?.stderrTail || "(nothing on stderr)")),
 		error: () =>
 			ui.push(textScreen(ui, `${escapeName(name)}: last error`, () => forManager(statusOf(ui, name)?.error ?? "(no error)"))),
+		instructions: () =>
+			ui.push(textScreen(ui, `${escapeName(name)}: instructions`, () => statusOf(ui, name)?.instructions ?? "(none sent)")),
 	};
 	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) => handlers[row.value]?.());
 	return {

@@ -9,15 +9,14 @@ import { awaitWith, settledWithin } from "../async.ts";
 import type { CallOptions, Live, RuntimeOptions, ServerStatus, TransportAuth } from "../contracts.ts";
 import { AuthRequired, CallFailed, SdkUnavailable, SetupFailed } from "../errors.ts";
 import { escapeName, sanitize } from "../output/text.ts";
-import { hiddenBy } from "../schema/tool-filter.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 import { loadSdk } from "../sdk.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
-import { boundedInstructions, type Given } from "./instructions.ts";
+import { boundedInstructions } from "./instructions.ts";
 import { closeLive, openServer } from "./open.ts";
 import { TailBuffer } from "./stderr-tail.ts";
-import { type FilterOf, filteredReason, hiddenFor, nextIndex, type ToolIndex } from "./visible-tools.ts";
+import { filteredRefusal, filterFor, hiddenFor, hiddenSummary, nextIndex, type ToolIndex } from "./visible-tools.ts";
 
 export type Connection =
 	| Readonly<{ state: "idle" }>
@@ -34,8 +33,6 @@ export type Table = Readonly<{
 	connections: Map<string, Connection>;
 	stderrTails: Map<string, TailBuffer>;
 	shutdown: AbortController;
-	/** Servers whose instructions the model was given. */
-	given?: Given;
 }>;
 
 export function connection(t: Table, name: string): Connection {
@@ -80,20 +77,6 @@ export function configOf(t: Table, name: string): ServerConfig {
 		throw new CallFailed(name, `MCP server "${name}" is disabled in ${entry.source.path}`, "refused");
 	}
 	return entry.config;
-}
-
-/** The user's `includeTools` / `excludeTools` of a server and the file that holds them. */
-export function filterOf(t: Table, name: string): FilterOf | undefined {
-	const entry = t.entries.get(name);
-	const config = entry?.config;
-	if (!entry || !config || (config.includeTools === undefined && config.excludeTools === undefined)) return undefined;
-	return { includeTools: config.includeTools, excludeTools: config.excludeTools, path: entry.source.path };
-}
-
-/** A server's instructions, bounded and sanitised (`instructions.ts`); only of a ready connection. */
-export function instructionsOf(t: Table, name: string): string | undefined {
-	const current = connection(t, name);
-	return current.state === "ready" ? boundedInstructions(current.live.instructions, secretsOf(t, name)) : undefined;
 }
 
 export async function stepUp(t: Table, sdk: Sdk, name: string, error: unknown): Promise<unknown> {
@@ -193,7 +176,7 @@ export function index(t: Table, name: string, live: Live, since: number, signal?
 	).then(
 		(result) => {
 			const now = connection(t, name);
-			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools, filterOf(t, name));
+			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools, filterFor(t.entries.get(name)));
 			if (now.state === "ready" && now.live === live)
 				t.connections.set(name, { ...now, index: built, listedAt, listing: undefined });
 			return built;
@@ -239,15 +222,9 @@ export async function visibleTool(
 	signal?: AbortSignal,
 ): Promise<{ live: Live; tool: Tool }> {
 	// A tool the user hid is refused from the configuration alone: nothing starts, nothing is sent.
-	const filter = filterOf(t, name);
-	const field = filter && configOf(t, name) ? hiddenBy(filter, toolName) : undefined;
-	if (filter && field) {
-		throw new CallFailed(
-			name,
-			`tool "${escapeName(toolName)}" on MCP server "${name}" ${filteredReason(field, filter.path)}`,
-			"refused",
-		);
-	}
+	const refusal = filteredRefusal(filterFor(t.entries.get(name)), toolName);
+	if (refusal && configOf(t, name))
+		throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${refusal}`, "refused");
 	const live = await ready(t, name, signal);
 	const first = await index(t, name, live, HELD, signal);
 	const found = first.byName.get(toolName);
@@ -277,13 +254,6 @@ export async function reset(t: Table, name: string): Promise<void> {
 	if (current.state === "ready") await closeLive(current.live);
 }
 
-/** The listed tools `field` hides, and how many (nothing before a listing). */
-function hiddenNames(counted: ReadonlyMap<string, string> | undefined, field: string) {
-	if (!counted) return {};
-	const names = [...counted].flatMap(([name, by]) => (by === field ? [name] : []));
-	return { count: names.length, names };
-}
-
 export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 	const base = {
 		name: entry.name,
@@ -297,18 +267,12 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 	if (!entry.enabled) return { ...base, state: "disabled" };
 	const current = connection(t, entry.name);
 	if (current.state === "failed") return { ...base, state: "failed", error: current.error.message };
-	const filter = filterOf(t, entry.name);
-	const counted = current.state === "ready" && current.index ? current.index.filtered : undefined;
-	const hiddenTools = filter
-		? (["includeTools", "excludeTools"] as const).flatMap((field) =>
-				filter[field] === undefined ? [] : [{ field, ...hiddenNames(counted, field) }],
-			)
-		: undefined;
+	const hiddenTools = hiddenSummary(filterFor(entry), current.state === "ready" ? current.index : undefined);
 	if (current.state !== "ready") return { ...base, state: current.state, hiddenTools };
 	return {
 		...base,
 		hiddenTools,
-		instructions: instructionsOf(t, entry.name),
+		instructions: boundedInstructions(current.live.instructions, secretsOf(t, entry.name)),
 		state: "ready",
 		era: current.live.era,
 		protocolVersion: current.live.protocolVersion,

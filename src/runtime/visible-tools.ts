@@ -3,8 +3,10 @@
  * with the reason. Pure.
  */
 import type { Tool } from "@modelcontextprotocol/client";
+import type { ServerStatus } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
-import { type FilterField, hiddenBy, type ToolFilter } from "../schema/tool-filter.ts";
+import { FILTER_FIELDS, type FilterField, hiddenBy, type ToolFilter } from "../schema/tool-filter.ts";
+import type { ServerEntry } from "../schema.ts";
 
 /** A server's `includeTools` / `excludeTools` and the file they are written in (named in refusals). */
 export type FilterOf = ToolFilter & Readonly<{ path: string }>;
@@ -35,6 +37,30 @@ function hiddenReason(tool: Tool): string | undefined {
 		return "requires MCP tasks, which pi-mcp does not support";
 	}
 	return undefined;
+}
+
+/** An entry's `includeTools` / `excludeTools` and its file; undefined when it sets neither. */
+export function filterFor(entry: ServerEntry | undefined): FilterOf | undefined {
+	const config = entry?.config;
+	if (!entry || !config || (config.includeTools === undefined && config.excludeTools === undefined)) return undefined;
+	return { includeTools: config.includeTools, excludeTools: config.excludeTools, path: entry.source.path };
+}
+
+/** Why the filter hides `name`, from the configuration alone (before any listing), if it does. */
+export function filteredRefusal(filter: FilterOf | undefined, name: string): string | undefined {
+	const field = filter ? hiddenBy(filter, name) : undefined;
+	return filter && field ? filteredReason(field, filter.path) : undefined;
+}
+
+/** For status: per field set, the listed tools it hides and how many (only once listed). */
+export function hiddenSummary(filter: FilterOf | undefined, index: ToolIndex | undefined): ServerStatus["hiddenTools"] {
+	if (!filter) return undefined;
+	return FILTER_FIELDS.flatMap((field) => {
+		if (filter[field] === undefined) return [];
+		if (!index) return [{ field }];
+		const names = [...index.filtered].flatMap(([name, by]) => (by === field ? [name] : []));
+		return [{ field, count: names.length, names }];
+	});
 }
 
 /** The refusal for a tool the user hid: it names the field and the file. */
