@@ -37,7 +37,7 @@ Commands:
   remove <name>                  remove a server from the file that defines it
   enable <name> / disable <name> switch a server on or off in the file that defines it
   enable/disable <name> <tool>   show or hide one tool from the model (excludeTools)
-  import <client> [file]         copy servers from claude-desktop, claude-code, cursor, vscode or codex
+  import <client> [file]         copy servers from claude-desktop, claude-code, cursor, vscode, codex or gemini
 
 Run pi-mcp <command> --help for details.
 ${COMMON}`,
@@ -73,7 +73,8 @@ Clients and their default files:
   claude-code     ./.mcp.json (project servers; mcpServers)
   cursor          ~/.cursor/mcp.json
   vscode          ./.vscode/mcp.json ("servers"; \${input:…} values are not imported)
-  codex           ~/.codex/config.toml ([mcp_servers.<name>])
+  codex           ~/.codex/config.toml ([mcp_servers.<name>]; enabled_tools/disabled_tools kept)
+  gemini          ~/.gemini/settings.json (mcpServers; httpUrl, includeTools/excludeTools kept)
 Give names after the file to import only those.
 ${EDITS}`,
 };
