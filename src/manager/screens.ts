@@ -135,7 +135,9 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 				const hidden = hiddenRows((color, text) => ui.theme.fg(color, text), statusOf(ui, name), query);
 				state.hidden = new Set(hidden.map((row) => row.value));
 				const rows = [...choiceRows(ui, choices), ...hidden];
-				state.select = list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
+				// The same list keeps its selection on the same tool (after a Tab, the tool just hidden or shown).
+				if (state.select) state.select.setRows(rows);
+				else state.select = list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
 				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
 				ui.tui.requestRender();
 			},
@@ -149,7 +151,10 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 	};
 	load("");
 	return {
-		header: () => [ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`))],
+		header: () => [
+			ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`)),
+			...(ui.view.message ? [ui.theme.fg("warning", ui.view.message)] : []),
+		],
 		hint: "type to search · ↑↓ PgUp PgDn navigate · enter schema · tab hide/show · esc back",
 		body: (width, rows) => {
 			const note = state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width).slice(0, 3) : [];
