@@ -53,7 +53,7 @@ test("the manager's tools: Tab hides a tool (excludeTools, greyed) and shows it 
 		.screen(true)
 		.split("\n")
 		.find((line) => line.includes("(hidden by excludeTools)"));
-	assert.ok(row && /\u001b\[[0-9;]*m/.test(row), "the hidden row is styled");
+	assert.ok(row?.includes("\u001b["), "the hidden row is styled");
 
 	tui.keys("Tab");
 	await tui.waitFor(/→ delete_file\s+Delete a file for good/, "the tool, shown again");
