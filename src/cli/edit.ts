@@ -189,18 +189,25 @@ const get: EditCommand = async (io, flags, args) => {
 		entry: maskedEntry(each.entry),
 		...(used && used.source.path === each.path ? { used: true } : {}),
 	}));
-	const instructions =
-		state === "enabled" ? await (await import("./instructions.ts")).instructionsFor(io, flags, name) : undefined;
+	// An enabled server's instructions need a connection: asked for after the entry is shown.
+	const instructions = async () =>
+		state === "enabled" ? (await import("./instructions.ts")).instructionsFor(io, flags, name) : undefined;
 	if (flags.json) {
-		io.out(jsonLine({ name, state, ...(used?.error ? { error: used.error } : {}), definitions, instructions }, 2));
+		io.out(
+			jsonLine(
+				{ name, state, ...(used?.error ? { error: used.error } : {}), definitions, instructions: await instructions() },
+				2,
+			),
+		);
 		return EXIT.ok;
 	}
 	const lines = definitions.map(
 		(each) =>
 			`${escapeName(name)} (${each.scope} file ${each.path}${found.length > 1 && each.used ? "; used where Pi trusts the project" : ""}):\n${escapeName(JSON.stringify(each.entry, null, 2))}`,
 	);
-	const told = instructions ? `\ninstructions:\n${instructions.replace(/^/gm, "  ")}` : "";
-	io.out(`${lines.join("\n")}\nstate: ${state}${used?.error ? ` — ${used.error}` : ""}${told}\n`);
+	io.out(`${lines.join("\n")}\nstate: ${state}${used?.error ? ` — ${used.error}` : ""}\n`);
+	const told = await instructions();
+	if (told) io.out(`instructions:\n${told.replace(/^/gm, "  ")}\n`);
 	return EXIT.ok;
 };
 

@@ -60,7 +60,7 @@ Examples:
   pi-mcp add linear --url https://mcp.linear.app/mcp --auth oauth
 ${EDITS}`,
 	"add-json": `Usage: pi-mcp add-json [--scope user|project] [--force] <name> '<json entry>'\n\nAdds a server from its entry as mcp.json holds it, e.g.\n  pi-mcp add-json files '{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"]}'\n${EDITS}`,
-	get: `Usage: pi-mcp get [--json] <name>\n\nThe server's entry as written in each file that defines it (env and header values masked unless\n\${VAR}), and what loading makes of it (usable, disabled, or the error).\n${EDITS}`,
+	get: `Usage: pi-mcp get [--json] <name>\n\nThe server's entry as written in each file that defines it (env and header values masked unless\n\${VAR}), and what loading makes of it (usable, disabled, or the error); for an enabled server, also the\ninstructions it sends (this connects it, as pi-mcp tools would).\n${EDITS}`,
 	remove: `Usage: pi-mcp remove [--scope user|project] <name>\n\nRemoves the entry from the file that defines it (says which; --scope when both files do).\n${EDITS}`,
 	enable: `Usage: pi-mcp enable [--scope user|project] <name> [<tool>]\n\nSets "enabled": true in the file that defines the server. With --scope project for a server of\nthe user file, the project file gets an entry that switches it in this project only.\nWith a tool name after the server, shows that tool to the model again (excludeTools).\n${EDITS}`,
 	disable: `Usage: pi-mcp disable [--scope user|project] <name> [<tool>]\n\nSets "enabled": false in the file that defines the server (see enable for --scope project).\nWith a tool name after the server (disable <name> <tool>), hides only that tool from the model:\nits name goes into the entry's "excludeTools".\n${EDITS}`,

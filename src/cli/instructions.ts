@@ -12,6 +12,7 @@ export async function instructionsFor(io: CliIo, flags: Flags, name: string): Pr
 	try {
 		const entry = cli.config.servers.find((each) => each.name === name);
 		if (!entry?.enabled || !entry.config) return undefined;
+		io.err(`pi-mcp get: connecting to ${name} for its instructions…\n`);
 		return (await cli.runtime.connect(name, stop.signal)).instructions;
 	} catch {
 		return undefined;
