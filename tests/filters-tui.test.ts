@@ -1,7 +1,8 @@
 /**
  * The `/mcp` manager's tool screen turns a tool off and on for the model: the real Pi 1.6 in tmux, keys
  * typed as a person would. Tab writes `excludeTools` in the file that defines the entry (the rest of the
- * text kept), the hidden tool stays listed, greyed, and Tab shows it again.
+ * text kept), the hidden tool stays listed, greyed, and Tab shows it again. The server screen shows the
+ * server's instructions.
  */
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
@@ -24,7 +25,10 @@ test("the manager's tools: Tab hides a tool (excludeTools, greyed) and shows it 
 	cleanups.push(() => sandbox.cleanup());
 	const log = join(sandbox.root, "wire.log");
 	const file = join(sandbox.agentDir, "mcp.json");
-	const entry = { command: process.execPath, args: [SERVER], env: { FIXTURE_LOG: log, FIXTURE_HINT_TOOLS: "1" } };
+	const instructions = join(sandbox.root, "instructions.txt");
+	await writeFile(instructions, "Read before you delete.");
+	const env = { FIXTURE_LOG: log, FIXTURE_HINT_TOOLS: "1", FIXTURE_INSTRUCTIONS: instructions };
+	const entry = { command: process.execPath, args: [SERVER], env };
 	const text = `${JSON.stringify({ mcpServers: { fx: entry, other: { command: "x", enabled: false } } }, null, "\t")}\n`;
 	await writeFile(file, text);
 	const tui = startPiTui(sandbox, [EXTENSION]);
@@ -58,6 +62,11 @@ test("the manager's tools: Tab hides a tool (excludeTools, greyed) and shows it 
 	tui.keys("Tab");
 	await tui.waitFor(/→ delete_file\s+Delete a file for good/, "the tool, shown again");
 	assert.equal(await readFile(file, "utf8"), text, "the file is as it was");
+
+	// The server screen shows what the server tells the model, in its header and as an item.
+	tui.keys("Escape");
+	const server = await tui.waitFor(/instructions: Read before you delete\./, "the instructions on the server screen");
+	assert.match(server, /^ {2}Instructions\s+what the server tells the model/m);
 
 	tui.kill();
 	const deadline = Date.now() + 15_000;
