@@ -4,7 +4,7 @@
  */
 
 import { closeMatches, unknownKeys } from "./schema/keys.ts";
-import { FILTER_FIELDS, patternList, type ToolFilter } from "./schema/tool-filter.ts";
+import type { ToolFilter } from "./schema/tool-filter.ts";
 
 export { closeMatches };
 
@@ -51,6 +51,7 @@ type Transport =
 
 /** One entry as written in a file, shape-checked, before variables and paths are resolved. */
 export type RawServer = Transport &
+	ToolFilter &
 	Readonly<{
 		args: readonly string[];
 		env: Readonly<Record<string, string>>;
@@ -63,9 +64,6 @@ export type RawServer = Transport &
 		/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
 		requestTimeoutMs?: number;
 		protocolVersion: ProtocolMode;
-	}> &
-	ToolFilter &
-	Readonly<{
 		/** Pi-only keys that were accepted but have no effect here. */
 		ignoredKeys: readonly string[];
 	}>;
@@ -129,7 +127,8 @@ const COMMON_KEYS = [
 	"timeout",
 	"requestTimeoutMs",
 	"protocolVersion",
-	...FILTER_FIELDS,
+	"includeTools",
+	"excludeTools",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
@@ -229,14 +228,15 @@ function requestTimeout(raw: Fields): number | undefined {
 	return undefined;
 }
 
-/** `includeTools` / `excludeTools`, present only when given (`schema/tool-filter.ts`). */
+/** `includeTools` / `excludeTools` (globs on tool names, `schema/tool-filter.ts`), present only when given. */
 function toolFilter(raw: Fields): ToolFilter {
-	const fields = FILTER_FIELDS.flatMap((key) => {
-		const value = patternList(raw[key], key);
-		if (value !== undefined && "error" in value) fail(value.error);
-		return value === undefined ? [] : [[key, value] as const];
-	});
-	return Object.fromEntries(fields);
+	const given = (["includeTools", "excludeTools"] as const).filter((key) => raw[key] !== undefined);
+	for (const key of given) {
+		const value = raw[key];
+		if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item !== ""))
+			fail(`field "${key}" must be an array of non-empty strings (tool names; * and ? match any characters)`);
+	}
+	return Object.fromEntries(given.map((key) => [key, raw[key]]));
 }
 
 function protocolMode(raw: Fields): ProtocolMode {

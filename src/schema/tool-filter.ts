@@ -2,22 +2,14 @@
  * `includeTools` / `excludeTools`: which of a server's tools exist for the model. Patterns are globs
  * (`*` any run of characters, `?` one character) matched against the whole tool name as the server
  * sends it, case-sensitively. With `includeTools`, only matching tools exist; `excludeTools` then
- * removes matches. Pure.
+ * removes matches (the fields' shape is checked in `schema.ts`, which loads at start; this file only
+ * when a server's tools are listed). Pure.
  */
 
 export const FILTER_FIELDS = ["includeTools", "excludeTools"] as const;
 export type FilterField = (typeof FILTER_FIELDS)[number];
 
 export type ToolFilter = Readonly<{ includeTools?: readonly string[]; excludeTools?: readonly string[] }>;
-
-/** The value of one field, or the reason it is not a list of non-empty strings. */
-export function patternList(value: unknown, key: FilterField): readonly string[] | Readonly<{ error: string }> | undefined {
-	if (value === undefined) return undefined;
-	if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item.length > 0)) {
-		return { error: `field "${key}" must be an array of non-empty strings (tool names; * and ? match any characters)` };
-	}
-	return value;
-}
 
 const compiled = new Map<string, RegExp>();
 
