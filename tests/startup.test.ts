@@ -84,6 +84,7 @@ test("registration and session_start load only index, session, tool, completions
 		"runtime/processes.ts",
 		"runtime/stderr-tail.ts",
 		"runtime/table.ts",
+		"runtime/validate.ts",
 		"runtime/visible-tools.ts",
 		"schema/tool-filter.ts",
 		"sdk.ts",
