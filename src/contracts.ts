@@ -108,6 +108,10 @@ export type ServerStatus = Readonly<{
 	toolCount?: number;
 	stderrTail?: string;
 	ignoredKeys: readonly string[];
+	/** Per field of `includeTools` / `excludeTools` set: how many listed tools it hides (once listed). */
+	hiddenTools?: readonly Readonly<{ field: "includeTools" | "excludeTools"; count?: number; names?: readonly string[] }>[];
+	/** The server's instructions, sanitised and bounded (once connected). */
+	instructions?: string;
 }>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
@@ -145,6 +149,8 @@ export interface Runtime {
 	reset(server: string): Promise<void>;
 	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */
 	connect(server: string, signal?: AbortSignal): Promise<ServerStatus>;
+	/** The server's instructions for the model: the first time asked this session, once connected; else undefined. */
+	instructionsOnce(server: string): string | undefined;
 	/** Replaces the entries; connections whose entry changed or vanished are closed. */
 	update(servers: readonly ServerEntry[]): Promise<void>;
 	/** Aborts everything, closes every client and kills every process group. Idempotent. */

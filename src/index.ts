@@ -119,12 +119,13 @@ async function command(host: Host, args: string, ctx: ExtensionCommandContext): 
 	await runCommand(args, ctx, opened);
 }
 
-/** The manager's Enable/Disable: the shell command's edit of mcp.json, then the files applied as a change is. */
+/** The manager's Enable/Disable and tool toggle: the shell command's edits of mcp.json, then the files applied as a change is. */
 function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
 	const place = { agentDir: host.agentDir, cwd: ctx.cwd, env: host.env, configDirName: CONFIG_DIR_NAME };
+	const locked = async () => ({ lock: (await import("./store.ts")).acquireLock });
 	return {
-		setEnabled: async (...args) =>
-			(await import("./config/edit.ts")).setEnabled(place, ...args, { lock: (await import("./store.ts")).acquireLock }),
+		setEnabled: async (...args) => (await import("./config/edit.ts")).setEnabled(place, ...args, await locked()),
+		setToolHidden: async (...args) => (await import("./config/tool-edit.ts")).setToolHidden(place, ...args, await locked()),
 		reload: async () => {
 			await changeServers(host, host.servers(), ctx);
 			return host.session?.config();

@@ -6,6 +6,7 @@
  */
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
 import { CallFailed } from "./errors.ts";
+import { Given } from "./runtime/instructions.ts";
 import type { TailBuffer } from "./runtime/stderr-tail.ts";
 import {
 	type Connection,
@@ -36,6 +37,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	};
 	// Held from creation to disposal: the SDK's console notices stay off the terminal meanwhile.
 	const release = sdkConsole.hold();
+	const given = new Given();
 	return {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
 		names: () => [...t.entries.keys()],
@@ -75,6 +77,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			const entry = t.entries.get(name);
 			if (!entry) throw unknownServer(t, name);
 			return statusOf(t, entry);
+		},
+
+		instructionsOnce: (name) => {
+			const entry = t.entries.get(name);
+			return entry && given.once(name, statusOf(t, entry).instructions);
 		},
 
 		update: (servers) => update(t, servers),

@@ -4,6 +4,7 @@
  */
 
 import { closeMatches, unknownKeys } from "./schema/keys.ts";
+import type { ToolFilter } from "./schema/tool-filter.ts";
 
 export { closeMatches };
 
@@ -50,6 +51,7 @@ type Transport =
 
 /** One entry as written in a file, shape-checked, before variables and paths are resolved. */
 export type RawServer = Transport &
+	ToolFilter &
 	Readonly<{
 		args: readonly string[];
 		env: Readonly<Record<string, string>>;
@@ -125,6 +127,8 @@ const COMMON_KEYS = [
 	"timeout",
 	"requestTimeoutMs",
 	"protocolVersion",
+	"includeTools",
+	"excludeTools",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
@@ -222,6 +226,17 @@ function requestTimeout(raw: Fields): number | undefined {
 		return requestTimeoutMs;
 	}
 	return undefined;
+}
+
+/** `includeTools` / `excludeTools` (globs on tool names, `schema/tool-filter.ts`), present only when given. */
+function toolFilter(raw: Fields): ToolFilter {
+	const given = (["includeTools", "excludeTools"] as const).filter((key) => raw[key] !== undefined);
+	for (const key of given) {
+		const value = raw[key];
+		if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item !== ""))
+			fail(`field "${key}" must be an array of non-empty strings (tool names; * and ? match any characters)`);
+	}
+	return Object.fromEntries(given.map((key) => [key, raw[key]]));
 }
 
 function protocolMode(raw: Fields): ProtocolMode {
@@ -326,6 +341,7 @@ function serverShape(raw: Fields): RawServer {
 		earlyStart: earlyStartFlag(raw),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
+		...toolFilter(raw),
 	};
 	const ignoredKeys = PI_ONLY_KEYS.filter((key) => key in raw);
 	// `transportOf` made sure the stdio server has its command and the HTTP server its URL.

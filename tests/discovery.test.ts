@@ -51,13 +51,24 @@ describe("the tools action", async () => {
 		const text = await run({ action: "tools", server: "big", query: "make a new folder" });
 		const lines = text.split("\n");
 		assert.match(lines[0] ?? "", /^big: \d+ tools match "make a new folder", best first$/);
-		assert.match(lines[1] ?? "", /^create_directory — Create a new directory or ensure a directory exists\. .*…$/);
-		assert.ok((lines[1] ?? "").length <= "create_directory — ".length + 120, lines[1]);
-		assert.equal(lines.length, 12, text);
-		assert.match(lines[11] ?? "", /^… \d+ more: cursor 10$/);
+		// A tool's hints in words follow its name; the description is cut near 120 characters.
+		assert.match(
+			lines[1] ?? "",
+			/^create_directory( \[[\w, -]+\])? — Create a new directory or ensure a directory exists\. .*…$/,
+		);
+		assert.ok(((lines[1] ?? "").split(" — ")[1] ?? "").length <= 120, lines[1]);
+		// 10 tools, the header, the server's instructions (2 lines: given with the first listing), the paging line.
+		assert.equal(lines.length, 14, text);
+		assert.match(lines[13] ?? "", /^… \d+ more: cursor 10$/);
 		// Typos, plurals and synonyms reach the same tool.
-		assert.match(await run({ action: "tools", server: "big", query: "comit histroy", limit: 3 }), /\n(git_log|list_commits) — /);
-		assert.match(await run({ action: "tools", server: "big", query: "open a PR", limit: 1 }), /\ncreate_pull_request — /);
+		assert.match(
+			await run({ action: "tools", server: "big", query: "comit histroy", limit: 3 }),
+			/\n(git_log|list_commits)( \[[\w, -]+\])? — /,
+		);
+		assert.match(
+			await run({ action: "tools", server: "big", query: "open a PR", limit: 1 }),
+			/\ncreate_pull_request( \[[\w, -]+\])? — /,
+		);
 		const none = await run({ action: "tools", server: "big", query: "zzqqxx" });
 		const [header, lead, names] = none.split("\n");
 		assert.equal(header, 'big: no tool matches "zzqqxx" (285 tools; list them without "query")');
@@ -74,7 +85,7 @@ describe("the tools action", async () => {
 		assert.equal(lines.length, 52, text);
 		assert.equal(lines[51], "… 235 more: cursor 50");
 		assert.doesNotMatch(text, /\[cut\]/);
-		for (const line of lines.slice(1, 51)) assert.match(line, /^[\w.-]+( — .+)?$/, line);
+		for (const line of lines.slice(1, 51)) assert.match(line, /^[\w.-]+( \[[\w, -]+\])?( — .+)?$/, line);
 		const next = (await run({ action: "tools", server: "big", limit: 50, cursor: "50" })).split("\n");
 		assert.equal(next.length, 52);
 		assert.notEqual(next[1], lines[1]);
@@ -144,14 +155,20 @@ describe("discovery in a real Pi", () => {
 			prompt: "make a folder called notes",
 			script: [
 				{ tool: "mcp", args: { action: "tools", server: "big", query: "make a new folder" } },
-				{ tool: "mcp", args: { action: "call", server: "big", tool: "{{match:\\n(\\S+) — }}", args: { path: "notes" } } },
+				{
+					tool: "mcp",
+					args: { action: "call", server: "big", tool: "{{match:\\n(\\S+)(?: \\[[^\\]]*\\])? — }}", args: { path: "notes" } },
+				},
 				{ text: "FINAL {{last}}" },
 			],
 			timeoutMs: 60_000,
 		});
 		assert.equal(run.code, 0, run.stderr);
 		const [search, call] = toolResults(run.events);
-		assert.match(search?.text ?? "", /^big: \d+ tools match "make a new folder", best first\ncreate_directory — /);
+		assert.match(
+			search?.text ?? "",
+			/^big: \d+ tools match "make a new folder", best first\ncreate_directory( \[[\w, -]+\])? — /,
+		);
 		assert.equal(call?.isError, false, call?.text);
 		assert.equal(call?.text, 'create_directory ran with {"path":"notes"}');
 		assert.match(run.stdout, /FINAL create_directory ran with/);
@@ -176,14 +193,16 @@ describe("discovery in a real Pi", () => {
 		const text = search?.text ?? "";
 		assert.match(text, /\n(Weak match: .*|Tools by name, to judge by meaning:)\n/, text);
 		assert.ok(text.split(/\s+/).includes("list_dependabot_alerts"), `the tool is in the names the model reads:\n${text}`);
+		// The budget is the search's; the server's instructions (given once, at most ~1 KiB) come on top.
+		const searched = text.split('\nInstructions from MCP server "big"')[0] ?? "";
 		const names =
-			text
+			searched
 				.split("\n")
 				.at(-1)
 				?.replace(/ … \(.*$/, "")
 				.split(" ") ?? [];
 		assert.ok(names.length >= MIN_NAMES && names.length <= MAX_NAMES, `${names.length} names, not the server's every name`);
-		assert.ok(text.length <= WEAK_RESULT_CHARS, `${text.length} characters`);
+		assert.ok(searched.length <= WEAK_RESULT_CHARS, `${searched.length} characters`);
 		assert.equal(call?.isError, false, call?.text);
 	});
 
@@ -209,7 +228,7 @@ describe("discovery in a real Pi", () => {
 					args: {
 						action: "call",
 						server: "{{match:\\n([^/\\s]+)/}}",
-						tool: "{{match:\\n[^/\\s]+/(\\S+) — }}",
+						tool: "{{match:\\n[^/\\s]+/(\\S+)(?: \\[[^\\]]*\\])? — }}",
 						args: { text: "hello" },
 					},
 				},

@@ -80,7 +80,10 @@ describe("the mcp tool in a real Pi", () => {
 		const [status, tools, describeResult, call, jsonArgs, failure] = results;
 		assert.equal(status?.isError, false);
 		assert.match(status?.text ?? "", /^MCP servers:\nfx: idle · stdio — Fixture server for the tests$/);
-		assert.match(tools?.text ?? "", /^fx: 1 tool matches "echo", best first\necho — Echo the text back$/);
+		assert.match(
+			tools?.text ?? "",
+			/^fx: 1 tool matches "echo", best first\necho — Echo the text back\nInstructions from MCP server "fx" \(given once per session\):\nFixture server for pi-mcp tests\.$/,
+		);
 		assert.match(describeResult?.text ?? "", /^fx\/echo\nEcho the text back\ninput schema: \{.*"text".*\}/s);
 		assert.equal(call?.isError, false);
 		assert.equal(call?.text, "[modern] hello from pi");

@@ -110,7 +110,7 @@ describe("published servers through the runtime", () => {
 		test(`${server}: tools, echo, image, structured content, progress, unknown tool, resources, prompts`, async () => {
 			const tools = textOf(await run({ action: "tools", server }));
 			assert.match(tools, /^everything-\w+: 12 tools\n/, tools);
-			assert.match(tools, /\necho — Echoes back the input string/);
+			assert.match(tools, /\necho \[read-only, idempotent\] — Echoes back the input string/);
 			assert.doesNotMatch(tools, /simulate-research-query/, "a task-only tool is hidden");
 			await assert.rejects(
 				run({ action: "call", server, tool: "simulate-research-query", args: { topic: "x" } }),
@@ -220,7 +220,7 @@ describe("server-everything through the real Pi", () => {
 				});
 				assert.equal(run.code, 0, run.stderr);
 				const [tools, echo, image, structured, long, unknown] = toolResults(run.events);
-				assert.match(tools?.text ?? "", /^everything: \d+ tools? match(es)? "echo", best first\necho — /);
+				assert.match(tools?.text ?? "", /^everything: \d+ tools? match(es)? "echo", best first\necho( \[[\w, -]+\])? — /);
 				assert.equal(echo?.text, "Echo: via pi");
 				assert.match(image?.text ?? "", /\[image:image\/png\]/);
 				assert.match(structured?.text ?? "", /"temperature"/);

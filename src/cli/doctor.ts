@@ -106,7 +106,9 @@ export async function runDoctor(
 		const check = connected.find((item) => item.name === entry.name) as Check;
 		const status = cli.runtime.status().find((item) => item.name === entry.name);
 		const credential = credentials.get(entry.name);
-		const detail = check.ok && status ? serverLine(status, credential) : `failed — ${check.detail.replace(/\n/g, "\n      ")}`;
+		const told = status?.instructions ? `\n    instructions: ${status.instructions.replace(/\n/g, "\n      ")}` : "";
+		const detail =
+			check.ok && status ? `${serverLine(status, credential)}${told}` : `failed — ${check.detail.replace(/\n/g, "\n      ")}`;
 		return { ...check, detail: check.ok || !credential ? detail : `${detail}\n    credentials: ${credential}` };
 	});
 	const ok = [...environment, ...files, ...servers].every((check) => check.ok);

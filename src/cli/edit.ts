@@ -194,6 +194,17 @@ const remove: EditCommand = async (io, flags, args, _rest, signal) => {
 const toggle =
 	(enabled: boolean): EditCommand =>
 	async (io, flags, args, _rest, signal) => {
+		// `<server> <tool>`: one tool off or on for the model (`excludeTools`).
+		if (args.length === 2 && args[0] !== undefined && args[1] !== undefined) {
+			const { toggleTool } = await import("./tool-toggle.ts");
+			return toggleTool(
+				io,
+				flags,
+				{ place: placeOf(io), reloadNote: RELOAD_NOTE, ...waitingOf(io, signal) },
+				[args[0], args[1]],
+				enabled,
+			);
+		}
 		const name = nameOf(args, enabled ? "enable" : "disable");
 		report(io, flags, await setEnabled(placeOf(io), name, enabled, flags.scope, undefined, waitingOf(io, signal)));
 		return EXIT.ok;
@@ -225,9 +236,13 @@ const get: EditCommand = async (io, flags, args) => {
 		entry: maskedEntry(each.entry),
 		...(used && used.source.path === each.path ? { used: true } : {}),
 	}));
+	// An enabled server's instructions need a connection: asked for after the entry is shown.
+	const instructions = async () =>
+		state === "enabled" ? (await import("./instructions.ts")).instructionsFor(io, flags, name) : undefined;
 	if (flags.json) {
 		const note = unread ? { note: unread } : {};
-		io.out(jsonLine({ name, state, ...(used?.error ? { error: used.error } : {}), definitions, ...note }, 2));
+		const error = used?.error ? { error: used.error } : {};
+		io.out(jsonLine({ name, state, ...error, definitions, ...note, instructions: await instructions() }, 2));
 		return EXIT.ok;
 	}
 	const lines = found.map(
@@ -236,6 +251,8 @@ const get: EditCommand = async (io, flags, args) => {
 	);
 	io.out(`${lines.join("")}state: ${state}${used?.error ? ` — ${used.error}` : ""}\n`);
 	if (unread) io.err(`pi-mcp: note: ${escapeName(unread)}\n`);
+	const told = await instructions();
+	if (told) io.out(`instructions:\n${told.replace(/^/gm, "  ")}\n`);
 	return EXIT.ok;
 };
 

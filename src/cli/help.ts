@@ -36,7 +36,8 @@ Commands:
   get <name>                     a server's entry as written, values masked
   remove <name>                  remove a server from the file that defines it
   enable <name> / disable <name> switch a server on or off in the file that defines it
-  import <client> [file]         copy servers from claude-desktop, claude-code, cursor, vscode or codex
+  enable/disable <name> <tool>   show or hide one tool from the model (excludeTools)
+  import <client> [file]         copy servers from claude-desktop, claude-code, cursor, vscode, codex or gemini
 
 Run pi-mcp <command> --help for details.
 ${COMMON}`,
@@ -59,10 +60,10 @@ Examples:
   pi-mcp add linear --url https://mcp.linear.app/mcp --auth oauth
 ${EDITS}`,
 	"add-json": `Usage: pi-mcp add-json [--scope user|project] [--force] <name> '<json entry>'\n\nAdds a server from its entry as mcp.json holds it, e.g.\n  pi-mcp add-json files '{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","/tmp"]}'\n${EDITS}`,
-	get: `Usage: pi-mcp get [--json] [--approve] <name>\n\nThe server's entry as written in each file that defines it (secrets masked unless \${VAR}), and\nwhat loading makes of it (usable, disabled, or the error). The project file is read only with --approve.\n${EDITS}`,
+	get: `Usage: pi-mcp get [--json] [--approve] <name>\n\nThe server's entry as written in each file that defines it (secrets masked unless \${VAR}), and\nwhat loading makes of it (usable, disabled, or the error); for an enabled server, also the\ninstructions it sends (this connects it, as pi-mcp tools would). The project file is read only with --approve.\n${EDITS}`,
 	remove: `Usage: pi-mcp remove [--scope user|project] <name>\n\nRemoves the entry from the file that defines it (says which; --scope when both files do).\n${EDITS}`,
-	enable: `Usage: pi-mcp enable [--scope user|project] <name>\n\nSets "enabled": true in the file that defines the server. With --scope project for a server of\nthe user file, the project file gets an entry that switches it in this project only.\n${EDITS}`,
-	disable: `Usage: pi-mcp disable [--scope user|project] <name>\n\nSets "enabled": false in the file that defines the server (see enable for --scope project).\n${EDITS}`,
+	enable: `Usage: pi-mcp enable [--scope user|project] <name> [<tool>]\n\nSets "enabled": true in the file that defines the server. With --scope project for a server of\nthe user file, the project file gets an entry that switches it in this project only.\nWith a tool name after the server, shows that tool to the model again (excludeTools).\n${EDITS}`,
+	disable: `Usage: pi-mcp disable [--scope user|project] <name> [<tool>]\n\nSets "enabled": false in the file that defines the server (see enable for --scope project).\nWith a tool name after the server (disable <name> <tool>), hides only that tool from the model:\nits name goes into the entry's "excludeTools".\n${EDITS}`,
 	import: `Usage: pi-mcp import [--scope user|project] [--force] [--json] <client> [file] [name…]
 
 Copies server entries from another client's configuration: the file you name, or the client's
@@ -72,7 +73,8 @@ Clients and their default files:
   claude-code     ./.mcp.json (project servers; mcpServers)
   cursor          ~/.cursor/mcp.json
   vscode          ./.vscode/mcp.json ("servers"; \${input:…} values are not imported)
-  codex           ~/.codex/config.toml ([mcp_servers.<name>])
+  codex           ~/.codex/config.toml ([mcp_servers.<name>]; enabled_tools/disabled_tools kept)
+  gemini          ~/.gemini/settings.json (mcpServers; httpUrl, includeTools/excludeTools kept)
 Give names after the file to import only those. claude-code and vscode files are a project's own:
 they go to the project file unless --scope user (in the user file they would run in every project).
 ${EDITS}`,

@@ -32,6 +32,9 @@ type Client = Readonly<{
 	toml?: boolean;
 	/** A project's own file: imported into the project file by default. */
 	project?: boolean;
+	/** Its names for our fields, and the fields it has beyond `SAME`. */
+	fields?: (raw: Fields) => Fields;
+	keep?: readonly string[];
 }>;
 
 const home = (io: CliIo) => io.env.HOME ?? homedir();
@@ -74,6 +77,15 @@ export const CLIENTS: Readonly<Record<string, Client>> = {
 		servers: (root) => root.mcp_servers,
 		value: plainValue,
 		toml: true,
+		fields: (raw) => codexFields(raw),
+		keep: ["auth", "bearerTokenEnv", "includeTools", "excludeTools"],
+	},
+	gemini: {
+		path: (io) => join(home(io), ".gemini", "settings.json"),
+		servers: (root) => root.mcpServers,
+		value: plainValue,
+		fields: (raw) => geminiFields(raw),
+		keep: ["includeTools", "excludeTools", "requestTimeoutMs"],
 	},
 };
 
@@ -91,21 +103,36 @@ function codexFields(raw: Fields): Fields {
 			: {}),
 	};
 	const { http_headers: _h, env_http_headers: _e, bearer_token_env_var: bearer, tool_timeout_sec: timeout, ...rest } = raw;
+	const { enabled_tools: include, disabled_tools: exclude, ...others } = rest;
 	return {
-		...rest,
+		...others,
+		...(include !== undefined ? { includeTools: include } : {}),
+		...(exclude !== undefined ? { excludeTools: exclude } : {}),
 		...(Object.keys(headers).length > 0 ? { headers } : {}),
 		...(typeof bearer === "string" ? { auth: "bearer", bearerTokenEnv: bearer } : {}),
 		...(typeof timeout === "number" ? { timeout } : {}),
 	};
 }
 
+/** Gemini CLI's names: `httpUrl` is Streamable HTTP (its `url` is SSE), `timeout` is in milliseconds. */
+function geminiFields(raw: Fields): Fields {
+	const { httpUrl, timeout, ...rest } = raw;
+	const sse = httpUrl === undefined && rest.url !== undefined && rest.type === undefined ? { type: "sse" } : {};
+	return {
+		...rest,
+		...sse,
+		...(httpUrl !== undefined ? { url: httpUrl, type: "http" } : {}),
+		...(timeout !== undefined ? { requestTimeoutMs: timeout } : {}),
+	};
+}
+
 /** One entry of another client in our shape, or why it is skipped. */
 export function convert(client: Client, rawEntry: unknown, file: string): Converted {
 	if (!isObject(rawEntry)) return { skip: "the entry is not an object" };
-	const raw = client.toml ? codexFields(rawEntry) : rawEntry;
+	const raw = client.fields ? client.fields(rawEntry) : rawEntry;
 	const type = raw.type;
 	if (type === "sse") return { skip: 'it uses the legacy SSE transport ("type": "sse"), which pi-mcp does not support' };
-	const keep = [...SAME, ...(client.toml ? ["auth", "bearerTokenEnv"] : [])];
+	const keep = [...SAME, ...(client.keep ?? [])];
 	const dropped = Object.keys(raw).filter((key) => !keep.includes(key) && key !== "type");
 	// A value is never quoted (it may be a secret): the message names its field.
 	const fix = (value: unknown, field: string): unknown => {

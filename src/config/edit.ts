@@ -3,7 +3,8 @@
  * changes only the entry's own text (`members.ts`), so the other entries, the order of keys and the
  * indentation stay byte for byte as the user wrote them; the result must stay strict JSON (Pi reads the file
  * with `JSON.parse`) and pass the same checks as loading (`loadConfig`), or nothing is written.
- * Shared by `pi-mcp add/remove/enable/disable/import` and the `/mcp` manager. Each edit runs alone
+ * Shared by `pi-mcp add/remove/enable/disable/import` and the `/mcp` manager (a tool's `excludeTools`
+ * edit, `tool-edit.ts`, runs through `editEntry`). Each edit runs alone
  * on its file (across processes too), re-reads it under the lock, and writes it through an exclusive
  * temporary file (`safe-file.ts`).
  */
@@ -48,7 +49,7 @@ export type Change = Readonly<{
 }>;
 
 /** A file as read for an edit: `path` as configured, `target` the file written (a symlink's target). */
-type FileText = Readonly<{
+export type FileText = Readonly<{
 	path: string;
 	target: string;
 	scope: Scope;
@@ -104,7 +105,7 @@ export async function readForEdit(place: Place, scope: Scope): Promise<FileText>
 }
 
 /** The file's text with `mcpServers[name]` (or one of its fields) set, or removed when `value` is undefined. */
-async function modified(file: FileText, path: readonly string[], value: unknown): Promise<string> {
+export async function modified(file: FileText, path: readonly string[], value: unknown): Promise<string> {
 	const bom = file.text?.startsWith("\uFEFF") ? "\uFEFF" : "";
 	const base = file.text === undefined ? "{}\n" : file.text.slice(bom.length);
 	return `${bom}${await setAt(base, ["mcpServers", ...path], value)}`;
@@ -121,7 +122,7 @@ function variablesIn(value: unknown): readonly string[] {
  * is written before it passes) and returns the warnings; throws when the file or the entry would be
  * refused. An unset `${VAR}` is a warning: it is stored as written and resolved at each session.
  */
-async function validate(place: Place, file: FileText, text: string, name: string | undefined): Promise<readonly string[]> {
+export async function validate(place: Place, file: FileText, text: string, name: string | undefined): Promise<readonly string[]> {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-edit-"));
 	try {
 		const agentDir = join(dir, "agent");
@@ -350,6 +351,30 @@ async function toggled(place: Place, file: FileText, name: string, enabled: bool
 	await commit(file, text, options);
 	const after = JSON.parse(text.replace(/^\uFEFF/, "")).mcpServers[name] as unknown;
 	return { ...common, action, after, warnings };
+}
+
+/**
+ * Runs `work` on the file that defines `name` with the same guarantees as every edit here: in this
+ * process's turn, alone on the file across processes, the file read again under the lock; `work`
+ * returns the checked text to write (none: nothing changes) and what to report.
+ */
+export function editEntry<T>(
+	place: Place,
+	name: string,
+	scope: Scope | undefined,
+	snapshot: ConfigSnapshot | undefined,
+	options: EditOptions,
+	work: (file: FileText) => Promise<Readonly<{ text?: string; result: T }>>,
+): Promise<T> {
+	return inTurn(async () => {
+		const chosen = (await findDefiningFile(place, name, scope, snapshot)).scope;
+		return alone(place, chosen, options, async () => {
+			const file = await findDefiningFile(place, name, chosen, snapshot);
+			const { text, result } = await work(file);
+			if (text !== undefined) await commit(file, text, options);
+			return result;
+		});
+	});
 }
 
 /** The entries named `name` as written, in the files of `scopes` that define them (user first). */

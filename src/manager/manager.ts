@@ -37,6 +37,14 @@ export type Edited = Readonly<{ path: string; action: string; warnings: readonly
 export type ManagerOptions = Readonly<{
 	/** Enables or disables an entry in the file that defines it (the shell command's own edit). */
 	setEnabled?: (name: string, enabled: boolean, scope: "user" | "project", snapshot: ConfigSnapshot) => Promise<Edited>;
+	/** Hides a tool from the model or shows it again (`excludeTools`) in the file that defines the entry. */
+	setToolHidden?: (
+		name: string,
+		tool: string,
+		hidden: boolean,
+		scope: "user" | "project",
+		snapshot: ConfigSnapshot,
+	) => Promise<Edited>;
 	/** Re-reads the configuration and applies it to the session's runtime; the new configuration. */
 	reload?: () => Promise<ConfigSnapshot | undefined>;
 }>;
@@ -111,6 +119,19 @@ async function applyEnabled(ui: Ui, options: ManagerOptions, name: string, enabl
 	return `${said}${warnings}`;
 }
 
+/** Hides or shows one tool with the shell command's edit, then applies the files to the session. */
+async function applyToolHidden(ui: Ui, options: ManagerOptions, name: string, tool: string, hidden: boolean): Promise<string> {
+	const entry = ui.view.config.servers.find((server) => server.name === name);
+	if (!options.setToolHidden || !entry || entry.source.kind === "extension") {
+		return `"${escapeName(name)}" cannot be changed here: it is not defined in an mcp.json file.`;
+	}
+	const change = await options.setToolHidden(name, tool, hidden, entry.source.kind, ui.view.config);
+	const said = `${change.action === "unchanged" ? "Already " : ""}${hidden ? "hidden" : "shown"}: "${escapeName(tool)}" (excludeTools in ${change.path}).`;
+	const config = await options.reload?.();
+	if (config) ui.view.config = config;
+	return `${said.charAt(0).toUpperCase()}${said.slice(1)}${change.warnings.map((warning) => ` ${warning}`).join("")}`;
+}
+
 /** Lines of the current screen: the frame, the header, and the body in the rows left. */
 function frame(ui: Ui, screen: Screen, border: DynamicBorder, width: number): string[] {
 	const total = Math.max(MIN_ROWS, ui.tui.terminal.rows - PI_ROWS);
@@ -169,6 +190,15 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 					.then((message) => {
 						show(ui, message, true);
 						redraw();
+					});
+			},
+			setToolHidden: (name, tool, hidden, loaded) => {
+				show(ui, `${hidden ? "Hiding" : "Showing"} ${escapeName(tool)}…`);
+				applyToolHidden(ui, options, name, tool, hidden)
+					.catch((error: Error) => sanitize(error.message))
+					.then((message) => {
+						show(ui, message, true);
+						loaded();
 					});
 			},
 		};

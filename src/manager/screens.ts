@@ -8,11 +8,12 @@
  * these items rather than at the `/mcp` subcommands. The search comes in through `Ui`.
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
-import { Input, type KeybindingsManager, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { Input, type KeybindingsManager, matchesKey, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { CommandSession, ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
 import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
+import { hiddenRows } from "./hidden-rows.ts";
 import { type Row, type RowList, rowList } from "./list.ts";
 
 export type Screen = Readonly<{
@@ -49,6 +50,8 @@ export type Ui = Readonly<{
 	refreshCredentials: () => void;
 	/** Enables or disables a server in the file that defines it, and applies that to this session. */
 	setEnabled: (name: string, enabled: boolean) => void;
+	/** Hides a tool from the model or shows it (`excludeTools`), applies that, then calls `done`. */
+	setToolHidden: (name: string, tool: string, hidden: boolean, done: () => void) => void;
 }>;
 
 export type Choice = Readonly<{ value: string; label: string; description?: string }>;
@@ -113,7 +116,11 @@ export function textScreen(ui: Ui, title: string, text: () => string): Screen {
 export function toolsScreen(ui: Ui, name: string): Screen {
 	const search = new Input({ prompt: "search: ", placeholder: "type to filter" });
 	search.focused = true;
-	const state: { select?: RowList; note: string; asked: number } = { note: "connecting…", asked: 0 };
+	const state: { select?: RowList; note: string; asked: number; hidden: ReadonlySet<string> } = {
+		note: "connecting…",
+		asked: 0,
+		hidden: new Set(),
+	};
 	const load = (query: string) => {
 		const asked = state.asked + 1;
 		state.asked = asked;
@@ -125,7 +132,12 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 					label: escapeName(tool.name),
 					description: oneLine(tool.description, 200),
 				}));
-				state.select = list(ui, choiceRows(ui, choices), (row) => ui.push(schemaScreen(ui, name, row.value)));
+				const hidden = hiddenRows((color, text) => ui.theme.fg(color, text), statusOf(ui, name), query);
+				state.hidden = new Set(hidden.map((row) => row.value));
+				const rows = [...choiceRows(ui, choices), ...hidden];
+				// The same list keeps its selection on the same tool (after a Tab, the tool just hidden or shown).
+				if (state.select) state.select.setRows(rows);
+				else state.select = list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
 				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
 				ui.tui.requestRender();
 			},
@@ -139,8 +151,11 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 	};
 	load("");
 	return {
-		header: () => [ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`))],
-		hint: "type to search · ↑↓ PgUp PgDn navigate · enter schema · esc back",
+		header: () => [
+			ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`)),
+			...(ui.view.message ? [ui.theme.fg("warning", ui.view.message)] : []),
+		],
+		hint: "type to search · ↑↓ PgUp PgDn navigate · enter schema · tab hide/show · esc back",
 		body: (width, rows) => {
 			const note = state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width).slice(0, 3) : [];
 			return [...search.render(width), ...note, ...(state.select?.render(width, Math.max(1, rows - 1 - note.length)) ?? [])];
@@ -156,6 +171,10 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 				"tui.select.confirm",
 			] as const;
 			if (navigation.some((key) => kb.matches(data, key))) return state.select?.handleInput(data);
+			const picked = state.select?.selected()?.value;
+			if (matchesKey(data, "tab") && picked !== undefined) {
+				return ui.setToolHidden(name, picked, !state.hidden.has(picked), () => load(search.getValue().trim()));
+			}
 			const before = search.getValue();
 			search.handleInput(data);
 			if (search.getValue() !== before) load(search.getValue().trim());
@@ -286,6 +305,9 @@ function actions(ui: Ui, name: string): Choice[] {
 		...signIn,
 		{ value: "stderr", label: "Stderr tail", description: "the server's last stderr lines" },
 		{ value: "error", label: "Last error", description: "the full last error" },
+		...(status?.instructions
+			? [{ value: "instructions", label: "Instructions", description: "what the server tells the model" }]
+			: []),
 	];
 }
 
@@ -338,6 +360,7 @@ function header(ui: Ui, name: string): readonly string[] {
 		theme.fg("muted", `source: ${source}`),
 		...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
 		...(status.error ? [theme.fg("error", `error: ${forManager(status.error).split("\n")[0]}`)] : []),
+		...(status.instructions ? [theme.fg("muted", `instructions: ${oneLine(status.instructions, 300)}`)] : []),
 		...(ui.view.message ? [theme.fg("warning", ui.view.message)] : []),
 	];
 }
@@ -360,6 +383,8 @@ export function serverScreen(ui: Ui, name: string): Screen {
 			ui.push(textScreen(ui, `${escapeName(name)}: stderr`, () => statusOf(ui, name)?.stderrTail || "(nothing on stderr)")),
 		error: () =>
 			ui.push(textScreen(ui, `${escapeName(name)}: last error`, () => forManager(statusOf(ui, name)?.error ?? "(no error)"))),
+		instructions: () =>
+			ui.push(textScreen(ui, `${escapeName(name)}: instructions`, () => statusOf(ui, name)?.instructions ?? "(none sent)")),
 	};
 	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) => handlers[row.value]?.());
 	return {

@@ -13,10 +13,11 @@ import type { ServerConfig, ServerEntry } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 import { loadSdk } from "../sdk.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
+import { boundedInstructions } from "./instructions.ts";
 import { closeLive, openServer } from "./open.ts";
 import { TailBuffer } from "./stderr-tail.ts";
 import { checkedCall } from "./validate.ts";
-import { nextIndex, type ToolIndex } from "./visible-tools.ts";
+import { filteredRefusal, filterFor, hiddenFor, hiddenSummary, nextIndex, type ToolIndex } from "./visible-tools.ts";
 
 export type Connection =
 	| Readonly<{ state: "idle" }>
@@ -177,7 +178,7 @@ export function index(t: Table, name: string, live: Live, wanted: "held" | "fres
 	).then(
 		(result) => {
 			const now = connection(t, name);
-			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools);
+			const built = nextIndex(now.state === "ready" ? now.index : undefined, result.tools, filterFor(t.entries.get(name)));
 			if (now.state === "ready" && now.live === live) t.connections.set(name, { ...now, index: built, listing: undefined });
 			return built;
 		},
@@ -221,15 +222,19 @@ export async function visibleTool(
 	toolName: string,
 	signal?: AbortSignal,
 ): Promise<{ live: Live; tool: Tool }> {
+	// A tool the user hid is refused from the configuration alone: nothing starts, nothing is sent.
+	const refusal = filteredRefusal(filterFor(t.entries.get(name)), toolName);
+	if (refusal && configOf(t, name))
+		throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${refusal}`, "refused");
 	const live = await ready(t, name, signal);
 	const first = await index(t, name, live, "held", signal);
 	const found = first.byName.get(toolName);
 	if (found) return { live, tool: found };
 	// Not in the index we hold: the server may have added it since; list once more before refusing.
-	const fresh = first.hidden.has(toolName) ? first : await index(t, name, live, "fresh", signal);
+	const fresh = hiddenFor(first, toolName) !== undefined ? first : await index(t, name, live, "fresh", signal);
 	const again = fresh.byName.get(toolName);
 	if (again) return { live, tool: again };
-	const reason = fresh.hidden.get(toolName);
+	const reason = hiddenFor(fresh, toolName);
 	if (reason) throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${reason}`, "refused");
 	const names = fresh.tools.map((tool) => escapeName(tool.name));
 	const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
@@ -263,9 +268,12 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 	if (!entry.enabled) return { ...base, state: "disabled" };
 	const current = connection(t, entry.name);
 	if (current.state === "failed") return { ...base, state: "failed", error: current.error.message };
-	if (current.state !== "ready") return { ...base, state: current.state };
+	const hiddenTools = hiddenSummary(filterFor(entry), current.state === "ready" ? current.index : undefined);
+	if (current.state !== "ready") return { ...base, state: current.state, hiddenTools };
 	return {
 		...base,
+		hiddenTools,
+		instructions: boundedInstructions(current.live.instructions, secretsOf(t, entry.name)),
 		state: "ready",
 		era: current.live.era,
 		protocolVersion: current.live.protocolVersion,

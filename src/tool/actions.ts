@@ -11,6 +11,7 @@ import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
 import { ACTIONS, type ListAction, type Params } from "./definition.ts";
+import { hintWords, instructionLines } from "./hints.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import { modelStatus } from "./status.ts";
 
@@ -138,9 +139,11 @@ async function describeAction(
 	const tool = await runtime.tool(server, toolName, signal);
 	const lines = [
 		`${server}/${escapeName(tool.name)}`,
+		hintWords(tool).length > 0 ? `hints: ${hintWords(tool).join(", ")}` : undefined,
 		tool.description ? stripProse(tool.description) : undefined,
 		`input schema: ${stripProse(JSON.stringify(tool.inputSchema))}`,
 		tool.outputSchema ? `output schema: ${stripProse(JSON.stringify(tool.outputSchema))}` : undefined,
+		...instructionLines(escapeName(server), runtime.instructionsOnce(server)),
 	].filter((line): line is string => line !== undefined);
 	const presented = await present([{ kind: "text", text: lines.join("\n") }], overflow, `${server}-${toolName}-schema`);
 	return blocksResult({ action: params.action, server, tool: toolName }, presented.content, presented.info);

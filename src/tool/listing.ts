@@ -15,6 +15,7 @@ import { escapeName, shortText } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import type { Hit, SearchIndex, SearchTool, Source } from "../search/rank.ts";
 import { MAX_LIMIT, type Params } from "./definition.ts";
+import { instructionLines, withHints } from "./hints.ts";
 
 export type Result = AgentToolResult<McpDetails>;
 
@@ -80,7 +81,8 @@ export async function toolsAction(
 		return searchAll(session, params, query, signal);
 	}
 	const listing = await serverListing(session, params, server, query, signal);
-	return listingResult(session, params, listing.header, listing.lines, listing.more);
+	const told = instructionLines(escapeName(server), session.runtime.instructionsOnce(server));
+	return listingResult(session, params, listing.header, [...listing.lines, ...told], listing.more);
 }
 
 /** One server's tools, or those matching `query` best first, one page of them. */
@@ -94,7 +96,7 @@ async function serverListing(
 	const tools = await session.runtime.tools(server, signal);
 	if (query === undefined) {
 		const paged = page(tools, params);
-		const lines = paged.shown.map((tool) => toolEntry(escapeName(tool.name), tool.description));
+		const lines = paged.shown.map((tool) => toolEntry(withHints(escapeName(tool.name), tool), tool.description));
 		return { ...paged, header: `${escapeName(server)}: ${count(tools.length, "tool")}`, lines };
 	}
 	return rankedListing([{ server, tools }], query, params, true);
@@ -117,7 +119,7 @@ export async function rankedListing<T extends SearchTool>(
 	const hits = search(index, query, total);
 	const paged = page(hits, { ...params, limit: params.limit ?? SEARCH_LIMIT });
 	const named = (hit: Hit<T>) => (single ? escapeName(hit.tool.name) : `${escapeName(hit.server)}/${escapeName(hit.tool.name)}`);
-	const lines = paged.shown.map((hit) => toolEntry(named(hit), hit.tool.description));
+	const lines = paged.shown.map((hit) => toolEntry(withHints(named(hit), hit.tool), hit.tool.description));
 	const server = escapeName(sources[0]?.server ?? "");
 	const across = `across ${count(sources.length, "server")}`;
 	const header = single
@@ -293,7 +295,9 @@ export async function matchingTools(
 /** `/mcp tools <server>`: the same lines as the model's listing, through the same output rules. */
 export async function userToolList(session: Session, server: string, tools: readonly Tool[]): Promise<string> {
 	const body =
-		tools.length > 0 ? tools.map((tool) => `  ${toolEntry(escapeName(tool.name), tool.description)}`) : ["  (no tools)"];
+		tools.length > 0
+			? tools.map((tool) => `  ${toolEntry(withHints(escapeName(tool.name), tool), tool.description)}`)
+			: ["  (no tools)"];
 	const header = `${escapeName(server)}: ${count(tools.length, "tool")}`;
 	return (await presentListing([header, ...body], session.overflow, `${server}-tools`)).text;
 }

@@ -8,12 +8,22 @@ import type { ServerStatus, Session } from "../contracts.ts";
 import { escapeName, oneLine } from "../output/text.ts";
 import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
 
+/** What `includeTools` / `excludeTools` hide: "2 hidden by excludeTools", or the fields before a listing. */
+export function hiddenText(status: ServerStatus): string | undefined {
+	const fields = status.hiddenTools ?? [];
+	if (fields.length === 0) return undefined;
+	if (fields.some((each) => each.count === undefined))
+		return `tools filtered by ${fields.map((each) => each.field).join(" and ")}`;
+	return fields.map((each) => `${each.count} hidden by ${each.field}`).join(", ");
+}
+
 export function statusLine(status: ServerStatus): string {
 	const facts = [
 		status.state,
 		status.transport,
 		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
 		status.toolCount !== undefined ? `${status.toolCount} tools` : undefined,
+		hiddenText(status),
 	].filter(Boolean);
 	const description = status.description ? ` — ${oneLine(status.description, 100)}` : "";
 	return `${escapeName(status.name)}: ${facts.join(" · ")}${description}`;
@@ -44,6 +54,7 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
 		if (credential) lines.push(`    credentials: ${credential}`);
 		if (status.error)
 			lines.push(...status.error.split("\n").map((line, i) => (i === 0 ? `    error: ${line}` : `      ${line}`)));
+		if (status.instructions) lines.push("    instructions:", ...status.instructions.split("\n").map((line) => `      ${line}`));
 		if (status.stderrTail && !status.error?.includes(status.stderrTail)) {
 			lines.push(
 				"    stderr:",

@@ -1,0 +1,300 @@
+/**
+ * The user decides which tools exist for the model (`includeTools` / `excludeTools`), sees each tool's
+ * hints in words, and the model gets a server's own instructions once: the configuration's checks, the
+ * actions on real fixture servers, the real Pi 1.6 with the faux model, and the `pi-mcp` command.
+ * (The manager's Tab toggle is in tests/filters-tui.test.ts.)
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { globMatch } from "../src/schema/tool-filter.ts";
+import { runAction } from "../src/tool/actions.ts";
+import type { Params } from "../src/tool/definition.ts";
+import { modelStatus, userStatus } from "../src/tool/status.ts";
+import { expectBad, expectOk } from "./helpers/config.ts";
+import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
+import { readWire, SERVER } from "./helpers/servers.ts";
+import { type OpenSession, openSession } from "./helpers/session.ts";
+
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
+const cleanups: (() => Promise<void>)[] = [];
+after(async () => {
+	for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const fixture = (log: string, extra: Record<string, unknown> = {}, env: Record<string, string> = {}) => ({
+	command: process.execPath,
+	args: [SERVER, "stdio"],
+	env: { FIXTURE_LOG: log, FIXTURE_HINT_TOOLS: "1", ...env },
+	...extra,
+});
+/** The fixture's FIXTURE_INSTRUCTIONS: a file holding `text`, next to the wire log. */
+async function told(log: string, name: string, text: string): Promise<Record<string, string>> {
+	const path = join(log, "..", `${name}.txt`);
+	await writeFile(path, text);
+	return { FIXTURE_INSTRUCTIONS: path };
+}
+const calls = (log: string) => readWire(log).filter((line) => line.method === "tools/call").length;
+const starts = (log: string) => readWire(log).filter((line) => line.event === "start").length;
+const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
+	result.content.map((block) => block.text ?? "").join("");
+
+describe("includeTools / excludeTools in the configuration", () => {
+	test("globs: * any run, ? one character, the whole name, case-sensitive", () => {
+		assert.ok(globMatch("delete_*", "delete_file"));
+		assert.ok(globMatch("*_file", "read_file"));
+		assert.ok(globMatch("read_fil?", "read_file"));
+		assert.ok(!globMatch("read", "read_file"), "the whole name, not a part");
+		assert.ok(!globMatch("Read_*", "read_file"));
+		assert.ok(globMatch("a.b(c)+", "a.b(c)+"), "other characters are literal");
+		assert.ok(!globMatch("a.b", "axb"));
+	});
+
+	test("a value that is not a list of non-empty strings makes the entry invalid, named", async () => {
+		const message = (field: string) =>
+			`field "${field}" must be an array of non-empty strings (tool names; * and ? match any characters)`;
+		await expectBad({ command: "x", excludeTools: "delete_*" }, message("excludeTools"));
+		await expectBad({ command: "x", includeTools: ["read_*", ""] }, message("includeTools"));
+		await expectBad({ command: "x", includeTools: [1] }, message("includeTools"));
+		const ok = await expectOk({ command: "x", includeTools: [], excludeTools: ["a*"] });
+		assert.deepEqual(ok.includeTools, []);
+		assert.deepEqual(ok.excludeTools, ["a*"]);
+		const none = await expectOk({ command: "x" });
+		assert.equal(none.includeTools, undefined);
+	});
+});
+
+describe("a hidden tool is hidden everywhere (actions on real fixture servers)", async () => {
+	const sandbox = await makeSandbox();
+	cleanups.push(() => sandbox.cleanup());
+	const log = join(sandbox.root, "wire.log");
+	const open: OpenSession = await openSession(
+		{
+			fx: fixture(log, { excludeTools: ["delete_*", "odd?name"] }),
+			only: fixture(log, { includeTools: ["read_*", "fetch_url"] }, await told(log, "only", "Use read_file first.")),
+			cold: fixture(log, { excludeTools: ["echo"] }),
+		},
+		"pi-mcp-filters-",
+	);
+	cleanups.push(open.close);
+	const { session } = open;
+	const run = (params: Params) => runAction(session, params, undefined, undefined);
+
+	test("listings, counts and status", async () => {
+		const listing = textOf(await run({ action: "tools", server: "fx", limit: 100 }));
+		assert.doesNotMatch(listing, /delete_file|delete_dir|odd/);
+		assert.match(listing, /^fx: 15 tools\n/, "13 fixture tools + read_file and fetch_url");
+		const only = textOf(await run({ action: "tools", server: "only" }));
+		assert.match(
+			only,
+			/^only: 2 tools\nread_file \[read-only, idempotent\] — Read a file's text\nfetch_url \[read-only, open-world\]/,
+		);
+		const status = modelStatus(session.runtime.status());
+		assert.match(status, /fx: ready · stdio · protocol \S+ · 15 tools · 3 hidden by excludeTools/);
+		// 17: the fixture's app-only tool too.
+		assert.match(status, /only: ready · stdio · protocol \S+ · 2 tools · 17 hidden by includeTools/);
+		assert.match(status, /cold: idle · stdio · tools filtered by excludeTools/);
+		// A server that never started stays so: the refusal comes from the configuration alone.
+		const started = starts(log);
+		await assert.rejects(run({ action: "call", server: "cold", tool: "echo", args: { text: "x" } }), /"excludeTools"/);
+		assert.equal(starts(log), started);
+		assert.equal(session.runtime.status().find((status) => status.name === "cold")?.state, "idle");
+	});
+
+	test("search on one server and across all, weak-match names too", async () => {
+		const one = textOf(await run({ action: "tools", server: "fx", query: "delete a file" }));
+		assert.doesNotMatch(one, /delete_file|delete_dir/);
+		const all = textOf(await run({ action: "tools", query: "delete remove directory file" }));
+		assert.doesNotMatch(all, /fx\/delete|only\/delete|cold\/echo|fx: .*delete/);
+		assert.match(all, /only\/read_file|cold\/delete_file/);
+		const weak = textOf(await run({ action: "tools", query: "zebra quantum" }));
+		const line = (server: string) => weak.split("\n").find((each) => each.startsWith(`${server}: `)) ?? "";
+		assert.match(line("fx"), /^fx: echo add .*read_file fetch_url$/);
+		assert.doesNotMatch(line("fx"), /delete_|odd/);
+		// The weak match names the most related tools (#42) and counts the rest: 17 in all, so cold hides only echo
+		// (and the fixture's app-only tool).
+		const cold = /^cold: (.*?)(?: … \((\d+) more\))?$/.exec(line("cold"));
+		assert.equal((cold?.[1]?.split(" ").length ?? 0) + Number(cold?.[2] ?? 0), 17, line("cold"));
+		assert.doesNotMatch(line("cold"), /\becho\b/);
+	});
+
+	test("describe and call are refused naming the field and the file; nothing reaches the server", async () => {
+		const file = join(open.dir, "mcp.json");
+		const before = calls(log);
+		await assert.rejects(run({ action: "call", server: "fx", tool: "delete_file" }), {
+			message: `tool "delete_file" on MCP server "fx" is hidden by "excludeTools" in ${file}; the user chose to keep it from the model`,
+		});
+		await assert.rejects(run({ action: "describe", server: "fx", tool: "delete_dir" }), /"excludeTools" in /);
+		await assert.rejects(
+			run({ action: "call", server: "only", tool: "echo", args: { text: "x" } }),
+			new RegExp(`tool "echo" on MCP server "only" is not matched by "includeTools" in ${file}`),
+		);
+		// By its escaped name, as a listing would show it: "odd\nname" with a real newline.
+		await assert.rejects(
+			run({ action: "call", server: "fx", tool: "odd\\nname" }),
+			/tool "odd\\nname" on MCP server "fx" is hidden by "excludeTools"/,
+		);
+		assert.equal(calls(log), before, "no tools/call reached a server");
+		// What is not hidden still runs.
+		assert.equal(textOf(await run({ action: "call", server: "fx", tool: "read_file" })), "read_file ran");
+	});
+
+	test("describe shows the hints in words; instructions come once, with the first listing or describe", async () => {
+		const described = textOf(await run({ action: "describe", server: "fx", tool: "read_file" }));
+		assert.match(described, /^fx\/read_file\nhints: read-only, idempotent\nRead a file's text/);
+		assert.doesNotMatch(described, /Instructions/, "fx sends none");
+		// `only` was listed in the first test: its instructions came then, and only then.
+		const again = textOf(await run({ action: "tools", server: "only" }));
+		assert.doesNotMatch(again, /Instructions/);
+		assert.match(userStatus(session), /only: ready[^\n]*\n[\s\S]*?instructions:\n\s+Use read_file first\./);
+	});
+});
+
+describe("instructions: bounded, sanitised, once per session", () => {
+	test("the first describe gives them, cut at ~1 KiB and said so; escapes stripped", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const long = `\u001b[31mRED\u001b[0m ${"x".repeat(1500)}`;
+		const log = join(sandbox.root, "wire.log");
+		const open = await openSession({ fx: fixture(log, {}, await told(log, "long", long)) }, "pi-mcp-told-");
+		cleanups.push(open.close);
+		const run = (params: Params) => runAction(open.session, params, undefined, undefined);
+		const first = textOf(await run({ action: "describe", server: "fx", tool: "echo" }));
+		const given = first.split('Instructions from MCP server "fx" (given once per session):\n')[1] ?? "";
+		assert.match(given, /^RED x{1020}\n… \(480 more characters cut\)$/);
+		assert.ok(!first.includes("\u001b"), "escapes stripped");
+		const second = textOf(await run({ action: "tools", server: "fx" }));
+		assert.doesNotMatch(second, /Instructions from/);
+	});
+});
+
+describe("in a real Pi: the model sees hints and instructions, and a hidden tool's call is refused", () => {
+	test("tools → call of a hidden tool (refused, no call logged) → call of a visible one", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		const file = join(sandbox.agentDir, "mcp.json");
+		const servers = { fx: fixture(log, { excludeTools: ["delete_*", "odd*"] }, await told(log, "fx", "Prefer read_file.")) };
+		await writeFile(file, JSON.stringify({ mcpServers: servers }));
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "use the fixture",
+			script: [
+				{ tool: "mcp", args: { action: "tools", server: "fx" } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "delete_file" } },
+				{ tool: "mcp", args: { action: "tools", server: "fx", query: "read" } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "read_file" } },
+				{ text: "done" },
+			],
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const [listing, refused, search, call] = toolResults(run.events);
+		assert.match(listing?.text ?? "", /^fx: 15 tools\n/);
+		assert.match(listing?.text ?? "", /read_file \[read-only, idempotent\] — Read a file's text/);
+		assert.doesNotMatch(listing?.text ?? "", /delete_/);
+		assert.match(listing?.text ?? "", /Instructions from MCP server "fx" \(given once per session\):\nPrefer read_file\.$/);
+		assert.equal(refused?.isError, true);
+		assert.match(refused?.text ?? "", new RegExp(`tool "delete_file" on MCP server "fx" is hidden by "excludeTools" in ${file}`));
+		assert.doesNotMatch(search?.text ?? "", /Instructions from/, "once per session");
+		assert.equal(call?.text, "read_file ran");
+		const called = readWire(log).filter((line) => line.method === "tools/call").length;
+		assert.equal(called, 1, "only the visible tool's call reached the server");
+	});
+});
+
+type Run = Readonly<{ code: number | null; stdout: string; stderr: string }>;
+
+function cli(sandbox: Sandbox, args: readonly string[]): Promise<Run> {
+	const child = spawn(process.execPath, [BIN, ...args], {
+		cwd: sandbox.cwd,
+		env: { ...sandbox.env, TMPDIR: sandbox.root },
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	const out: Buffer[] = [];
+	const err: Buffer[] = [];
+	child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+	child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+	const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+	return new Promise((resolve) =>
+		child.on("close", (code) => {
+			clearTimeout(timer);
+			resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
+		}),
+	);
+}
+
+describe("pi-mcp: disable/enable <server> <tool>, tools, search, describe, call, get, doctor, import", () => {
+	test("turning a tool off and on edits excludeTools only; the commands see the same list", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const log = join(sandbox.root, "wire.log");
+		const file = join(sandbox.agentDir, "mcp.json");
+		// Hand-written text: key order, spacing and the other entry must survive the edit byte for byte.
+		const entry = JSON.stringify(fixture(log, {}, await told(log, "fx", "Say please.")), null, 4).replace(/\n/g, "\n        ");
+		const text = `{\n    "mcpServers": {\n        "fx": ${entry},\n        "other":   { "command": "x" }\n    }\n}\n`;
+		await writeFile(file, text);
+
+		const off = await cli(sandbox, ["disable", "fx", "delete_file"]);
+		assert.equal(off.code, 0, off.stderr);
+		assert.match(off.stdout, /^Hid tool "delete_file" of "fx" in the user file .* from the model:/);
+		const edited = await readFile(file, "utf8");
+		assert.deepEqual(JSON.parse(edited).mcpServers.fx.excludeTools, ["delete_file"]);
+		assert.equal(edited.replace(/,\s*"excludeTools": \[\s*"delete_file"\s*\]/, ""), text, "only the field was added");
+		assert.match((await cli(sandbox, ["disable", "fx", "delete_file"])).stdout, /already hidden/);
+
+		const tools = await cli(sandbox, ["tools", "fx"]);
+		assert.equal(tools.code, 0, tools.stderr);
+		assert.doesNotMatch(tools.stdout, /delete_file/);
+		assert.match(tools.stdout, /delete_dir \[destructive\]/);
+		assert.doesNotMatch((await cli(sandbox, ["search", "delete file"])).stdout, /delete_file/);
+		const before = calls(log);
+		const call = await cli(sandbox, ["call", "fx", "delete_file"]);
+		assert.notEqual(call.code, 0);
+		assert.match(call.stderr, new RegExp(`hidden by "excludeTools" in ${file}`));
+		const described = await cli(sandbox, ["describe", "fx", "delete_file"]);
+		assert.notEqual(described.code, 0);
+		assert.match(described.stderr, /"excludeTools"/);
+		assert.equal(calls(log), before, "the refused call never reached the server");
+		const list = await cli(sandbox, ["list"]);
+		assert.match(list.stdout, /tools filtered by excludeTools/);
+
+		const get = await cli(sandbox, ["get", "fx"]);
+		assert.equal(get.code, 0, get.stderr);
+		assert.match(get.stdout, /state: enabled\ninstructions:\n {2}Say please\.\n$/);
+		const doctor = await cli(sandbox, ["doctor"]);
+		assert.match(doctor.stdout, /ok {3}fx: ready .*\n {4}instructions: Say please\./);
+
+		const on = await cli(sandbox, ["enable", "fx", "delete_file"]);
+		assert.equal(on.code, 0, on.stderr);
+		assert.equal(await readFile(file, "utf8"), text, "back to the original text");
+		assert.match((await cli(sandbox, ["tools", "fx"])).stdout, /delete_file \[destructive\]/);
+	});
+
+	test("import carries Codex enabled_tools/disabled_tools and Gemini includeTools/excludeTools over", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(() => sandbox.cleanup());
+		const codex = join(sandbox.root, "codex.toml");
+		await writeFile(codex, '[mcp_servers.cx]\ncommand = "x"\nenabled_tools = ["read_*"]\ndisabled_tools = ["read_secret"]\n');
+		const fromCodex = await cli(sandbox, ["import", "codex", codex]);
+		assert.equal(fromCodex.code, 0, fromCodex.stderr);
+		const gemini = join(sandbox.root, "settings.json");
+		const servers = {
+			gm: { command: "y", includeTools: ["a", "b"], excludeTools: ["b"], trust: true, timeout: 5000 },
+			web: { httpUrl: "https://example.com/mcp" },
+			old: { url: "https://example.com/sse" },
+		};
+		await writeFile(gemini, JSON.stringify({ mcpServers: servers }));
+		const fromGemini = await cli(sandbox, ["import", "gemini", gemini]);
+		assert.match(fromGemini.stderr, /skipped "old": it uses the legacy SSE transport/);
+		assert.match(fromGemini.stderr, /not imported: "trust"/);
+		const written = JSON.parse(await readFile(join(sandbox.agentDir, "mcp.json"), "utf8")).mcpServers;
+		assert.deepEqual(written.cx, { command: "x", includeTools: ["read_*"], excludeTools: ["read_secret"] });
+		assert.deepEqual(written.gm, { command: "y", includeTools: ["a", "b"], excludeTools: ["b"], requestTimeoutMs: 5000 });
+		assert.deepEqual(written.web, { url: "https://example.com/mcp", type: "http" });
+	});
+});
