@@ -233,12 +233,12 @@ function completions(host: Host, prefix: string) {
 
 /** The `mcp` tool's `execute`: the action, with a sign-in link as a result the model reads (not a crash). */
 function execute(host: Host, early: ReturnType<typeof earlyStart>): ToolDefinition<typeof parameters, McpDetails>["execute"] {
-	return async (id, params, signal, onUpdate) => {
+	return async (id, params, signal, onUpdate, ctx) => {
 		const written = early.take(id, params.server);
 		await host.holder.loading?.catch(() => undefined);
 		const { session, mods } = await live(host);
 		try {
-			return await mods.actions.runAction(session, params, signal, onUpdate, written);
+			return await mods.actions.runAction(session, params, signal, onUpdate, written, ctx);
 		} catch (error) {
 			if (!(error instanceof mods.errors.AuthRequired)) throw error;
 			const text = `authorization_required: ${error.message}`;
@@ -359,7 +359,7 @@ function earlyStart(host: Host): Pick<EarlyStart, "update" | "take" | "ended" | 
 		},
 		// Before it has loaded, the call runs without early work; the take is replayed so nothing waits for it.
 		take: (id, server) => (state.real ? state.real.take(id, server) : void later((real) => real.take(id, server))),
-		ended: (id) => void later((real) => real.ended(id)),
+		ended: (id, result) => void later((real) => real.ended(id, result)),
 		sweep: () => void later((real) => real.sweep()),
 	};
 }
@@ -385,7 +385,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	pi.on("session_start", (_event, ctx) => startSession(host, ctx));
 	pi.on("mcp_servers_change", (event, ctx) => changeServers(host, event.servers, ctx));
 	pi.on("message_update", (event) => early.update(event));
-	pi.on("tool_execution_end", (event) => early.ended(event.toolCallId));
+	pi.on("tool_execution_end", (event) => early.ended(event.toolCallId, event.result));
 	pi.on("turn_end", () => early.sweep());
 	pi.on("agent_end", () => early.sweep());
 	pi.on("session_shutdown", async () => {

@@ -12,6 +12,7 @@ import { isAppResource, present, promptResultParts, resourceResultParts, toolRes
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
+import { type CallUi, confirmCall } from "./confirm.ts";
 import { ACTIONS, type ListAction, type Params } from "./definition.ts";
 import type { Early } from "./early.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
@@ -178,11 +179,14 @@ async function callAction(
 	server: string,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
+	ui: CallUi | undefined,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
 	const args = parseArgs(() => `mcp call ${server}/${escapeName(asked)}`, params.args);
 	const toolName = await toolNamed(runtime, server, asked, signal);
+	const refused = await confirmCall(ui, session, server, toolName, args, signal);
+	if (refused) return refused;
 	const details: McpDetails = { action: params.action, server, tool: toolName };
 	const result = await runtime.call(server, toolName, args, {
 		signal,
@@ -229,7 +233,8 @@ async function completeAction(
 
 /**
  * Runs one `mcp` action. Throws for errors the model should see as a tool error. `early`: what the early
- * start did while the model wrote this call (`Early`).
+ * start did while the model wrote this call (`Early`). `ui`: Pi's tool context, where the user may be asked
+ * before a call (`confirm.ts`); without it (the shell's `pi-mcp call`) nothing asks.
  */
 export async function runAction(
 	session: Session,
@@ -237,6 +242,7 @@ export async function runAction(
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
 	early?: Early,
+	ui?: CallUi,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const action = params.action;
@@ -254,7 +260,7 @@ export async function runAction(
 		case "describe":
 			return describeAction(session, params, server, signal);
 		case "call":
-			return callAction(session, params, server, signal, onUpdate);
+			return callAction(session, params, server, signal, onUpdate, ui);
 		case "resources": {
 			const result = await listing(runtime, server, "resources", signal, early);
 			const items = result.resources.map((resource) => ({ ...resource, address: resource.uri }));

@@ -351,14 +351,15 @@ export function createEarlyStart(host: EarlyHost) {
 		}
 	}
 
-	/** A call that will not run: close what its early start began and nobody else is waiting for. */
-	function end(id: string): void {
-		const call = calls.get(id);
-		if (!call) return;
+	/** Running calls whose early start began a server, with the server each uses (none: all), until their end. */
+	const running = new Map<string, Readonly<{ call: Written; server: string | undefined }>>();
+	const used = (name: string) => [...running.values()].some(({ server }) => server === undefined || server === name);
+	/** A call that will not run: close what its early start began and nobody else is waiting for or using. */
+	function end(id: string, ran?: Written): void {
+		const [call, runtime] = [ran ?? calls.get(id), host.runtime()];
 		calls.delete(id);
-		const runtime = host.runtime();
-		for (const name of call.started) {
-			if ([...calls.values()].some((other) => other.named.has(name))) continue;
+		for (const name of call?.started ?? []) {
+			if (used(name) || [...calls.values()].some((other) => other.named.has(name))) continue;
 			runtime?.reset(name).catch(() => undefined);
 		}
 	}
@@ -381,12 +382,19 @@ export function createEarlyStart(host: EarlyHost) {
 				if (server === undefined) other.started.clear();
 				else other.started.delete(server);
 			}
+			if (call && call.started.size > 0) running.set(id, { call, server });
 			return call;
 		},
-		/** `tool_execution_end`: a call that never ran (blocked, rejected) has ended. `sweep`: so has every other. */
-		ended: (id: string) => end(id),
+		/** `tool_execution_end`: a call that never ran (blocked, rejected, or declined by the user: `confirm.ts`) ended. */
+		ended: (id: string, result?: unknown) => {
+			const taken = running.get(id);
+			running.delete(id);
+			const declined = isObject(result) && isObject(result.details) && result.details.declined === true;
+			end(id, declined ? taken?.call : undefined);
+		},
 		sweep: () => {
 			for (const id of [...calls.keys()]) end(id);
+			running.clear();
 		},
 	};
 }
