@@ -209,6 +209,7 @@ function serverStates(host: Host): readonly Readonly<{ name: string; state: stri
 
 /** `/mcp` argument completion: subcommands, then server names. */
 function completions(host: Host, prefix: string) {
+	if (/^(prompt|attach) \S+ /.test(prefix)) return import("./manager/prompt.ts").then((m) => m.menu(() => live(host), prefix));
 	const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
 	if (rest.length > 0) return null;
 	// Pi's editor submits on Enter only from the command-name menu; in an argument menu Enter just
@@ -260,7 +261,7 @@ async function command(host: Host, args: string, ctx: ExtensionCommandContext): 
 		return openManager(ctx, opened.session, managerEdits(host, ctx));
 	}
 	const { runCommand } = await import("./manager/command.ts");
-	await runCommand(args, ctx, opened?.session);
+	await runCommand(args, ctx, opened?.session, host.pi);
 }
 
 /** The manager's Enable/Disable: the shell command's edit of mcp.json, then the files applied as a change is. */
@@ -378,7 +379,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		renderResult: (result, options, theme, context) => renderResult(result, options, theme, context.isError),
 	});
 	pi.registerCommand("mcp", {
-		description: "MCP servers: status, tools, reconnect, login, logout",
+		description: "MCP servers: status, tools, reconnect, login, logout, prompt, attach",
 		getArgumentCompletions: (prefix) => completions(host, prefix),
 		handler: (args, ctx) => command(host, args, ctx),
 	});
