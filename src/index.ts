@@ -258,7 +258,7 @@ async function command(host: Host, args: string, ctx: ExtensionCommandContext): 
 	const opened = host.holder.session ? await live(host) : undefined;
 	if (args.trim() === "" && ctx.mode === "tui" && opened) {
 		const { openManager } = await import("./manager/manager.ts");
-		return openManager(ctx, opened.session, managerEdits(host, ctx));
+		return openManager(ctx, opened.session, { ...managerEdits(host, ctx), conversation: host.pi });
 	}
 	const { runCommand } = await import("./manager/command.ts");
 	await runCommand(args, ctx, opened?.session, host.pi);

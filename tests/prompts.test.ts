@@ -148,6 +148,7 @@ describe("Tab completion", () => {
 			]);
 			assert.deepEqual(await values('prompt notes review focus="a b" fi'), ['prompt notes review "focus=a b" file=']);
 			assert.deepEqual(await values("attach notes notes://g"), ["attach notes notes://guide"]);
+			assert.equal(await completeUserCommand(session, "prompt notes review"), null, "a whole name gets no menu: Enter runs it");
 			assert.deepEqual(await values("attach notes notes://note/a"), ["attach notes notes://note/alpha"]);
 			assert.equal(await completeUserCommand(session, "prompt nobody "), null);
 			assert.equal(await completeUserCommand(session, "prompt broken "), null, "a failing server offers nothing");

@@ -107,23 +107,20 @@ export async function runPrompt(
 	}
 }
 
-/** Attaches a resource (or a template's expanded URI) and says what was added. */
-export async function runAttach(
+/** Attaches a resource (or a template's expanded URI); resolves to a line saying what was added. */
+export async function attachResource(
 	conversation: Conversation,
 	ctx: ExtensionContext,
 	session: Session,
 	server: string,
 	uri: string,
-): Promise<void> {
+): Promise<string> {
 	const result = await readResource(session, server, uri, ctx.signal);
 	const presented = await presentResource(session, server, result);
 	sendAsContext(conversation, server, uri, presented.content);
 	const images = presented.info.images > 0 ? `, ${presented.info.images} image${presented.info.images === 1 ? "" : "s"}` : "";
 	const cut = presented.info.overflowPath ? `; the rest is in ${presented.info.overflowPath}` : "";
-	report(
-		ctx,
-		`Attached ${escapeName(uri)} (${formatBytes(presented.info.textBytes)}${images}${cut}); the model sees it on its next turn.`,
-	);
+	return `Attached ${escapeName(uri)} (${formatBytes(presented.info.textBytes)}${images}${cut}); the model sees it on its next turn.`;
 }
 
 const USAGE = "Usage: /mcp prompt <server> <prompt> [name=value …] | /mcp attach <server> <uri>";
@@ -143,7 +140,7 @@ export async function runUserCommand(
 	const unknown = unknownServer(session.config, server);
 	if (unknown !== undefined) return report(ctx, unknown, "error");
 	try {
-		if (action === "attach") return await runAttach(conversation, ctx, session, server, target);
+		if (action === "attach") return report(ctx, await attachResource(conversation, ctx, session, server, target));
 		await runPrompt(conversation, ctx, session, server, target, namedArguments(rest));
 	} catch (error) {
 		report(ctx, errorText(error), "error");
@@ -239,7 +236,7 @@ export async function completeUserCommand(session: Session, prefix: string): Pro
 		const ref = { type: "ref/prompt" as const, name: prompt.name };
 		const values = await suggestions(session, server, ref, { name, value: current.slice(at + 1) }, given, signal);
 		const found = values.filter((value) => value.startsWith(current.slice(at + 1))).slice(0, 50);
-		return found.length === 0
+		return found.length === 0 || (found.length === 1 && found[0] === current.slice(at + 1))
 			? null
 			: found.map((value) => ({ value: `${head}${name}=${typed(value)}`, label: escapeName(value) }));
 	} catch {
