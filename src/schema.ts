@@ -3,7 +3,7 @@
  * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs.
  */
 
-import { type ConfirmSetting, parseConfirm } from "./schema/confirm.ts";
+import type { ConfirmSetting } from "./schema/confirm.ts";
 import { closeMatches, unknownKeys } from "./schema/keys.ts";
 
 export { closeMatches };
@@ -237,9 +237,12 @@ function protocolMode(raw: Fields): ProtocolMode {
 	return value as ProtocolMode;
 }
 
+/** `confirm` (`schema/confirm.ts` says what each value asks for; only its type is imported, start-up stays small). */
 function confirmSetting(raw: Fields): ConfirmSetting {
-	const setting = parseConfirm(raw.confirm);
-	return typeof setting === "object" && "error" in setting ? fail(setting.error) : setting;
+	const value = raw.confirm ?? "none";
+	if (value === "none" || value === "writes" || value === "all") return value;
+	if (Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0)) return value;
+	return fail('field "confirm" must be "none", "writes", "all" or a list of tool name patterns (non-empty strings)');
 }
 
 function transportOf(raw: Fields): "stdio" | "http" {

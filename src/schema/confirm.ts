@@ -6,16 +6,6 @@
 
 export type ConfirmSetting = "none" | "writes" | "all" | readonly string[];
 
-export const CONFIRM_WORDS: readonly string[] = ["none", "writes", "all"];
-
-/** The setting, or the error that names what is wrong (the caller adds the file and the server). */
-export function parseConfirm(value: unknown): ConfirmSetting | Readonly<{ error: string }> {
-	if (value === undefined) return "none";
-	if (typeof value === "string" && CONFIRM_WORDS.includes(value)) return value as ConfirmSetting;
-	if (Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0)) return value as string[];
-	return { error: 'field "confirm" must be "none", "writes", "all" or a list of tool name patterns (non-empty strings)' };
-}
-
 /** Whether `name` matches a glob of `*` and `?` (every other character stands for itself). */
 export function globMatches(pattern: string, name: string): boolean {
 	const source = [...pattern].map((char) =>

@@ -12,7 +12,7 @@ import { isAppResource, present, promptResultParts, resourceResultParts, toolRes
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
-import { type CallUi, confirmCall } from "./confirm.ts";
+import type { CallUi } from "./confirm.ts";
 import { ACTIONS, type ListAction, type Params } from "./definition.ts";
 import type { Early } from "./early.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
@@ -185,7 +185,10 @@ async function callAction(
 	const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
 	const args = parseArgs(() => `mcp call ${server}/${escapeName(asked)}`, params.args);
 	const toolName = await toolNamed(runtime, server, asked, signal);
-	const refused = await confirmCall(ui, session, server, toolName, args, signal);
+	// The confirm gate loads only for a server whose `confirm` can ask (and not for `pi-mcp call`, which has no `ui`).
+	const confirm = ui && session.config.servers.find((entry) => entry.name === server)?.config?.confirm;
+	const gate = confirm && confirm !== "none" ? await import("./confirm.ts") : undefined;
+	const refused = await gate?.confirmCall(ui, session, server, toolName, args, signal);
 	if (refused) return refused;
 	const details: McpDetails = { action: params.action, server, tool: toolName };
 	const result = await runtime.call(server, toolName, args, {
