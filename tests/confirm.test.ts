@@ -141,6 +141,37 @@ describe("confirm in a real Pi", () => {
 		}
 	});
 
+	test("RPC: a dialog closed by the call's abort or by shutdown refuses the call; nothing reaches the server", async () => {
+		const { sandbox, log } = await sandboxWith("all");
+		const pi = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION],
+			// The abort ends the first run, so the second prompt takes the second step.
+			script: [call("delete_note"), call("delete_note"), { text: "never" }],
+			timeoutMs: 60_000,
+		});
+		const dialog = (after: number) =>
+			pi.until("a dialog", (record) =>
+				record.type === "extension_ui_request" && record.method === "select" && pi.records.indexOf(record) >= after
+					? record
+					: undefined,
+			);
+		pi.send({ type: "prompt", id: "p1", message: "delete" });
+		await dialog(0);
+		const aborted = await pi.request({ type: "abort" });
+		assert.equal(aborted.success, true);
+		const end = await pi.until("the aborted call's end", (record) => (record.type === "tool_execution_end" ? record : undefined));
+		assert.equal(end.isError, true);
+		await pi.until("the run's end", (record) => (record.type === "agent_settled" ? record : undefined));
+		const seen = pi.records.length;
+		pi.send({ type: "prompt", id: "p2", message: "delete again" });
+		await dialog(seen);
+		const closed = await pi.close();
+		assert.equal(closed.code, 0, closed.stderr);
+		assert.deepEqual(ran(log), [], "neither call reached the server");
+		await allExited(log, "the server after shutdown");
+	});
+
 	test("JSON and print modes: refused with where to change it; nothing reaches the server", async () => {
 		const { sandbox, log } = await sandboxWith("all");
 		const json = await runPiJson({
