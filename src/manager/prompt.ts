@@ -160,7 +160,8 @@ const typed = (word: string): string => (/[\s"'\\]/.test(word) ? `"${word.replac
 
 function items(head: string, values: readonly string[], typedSoFar: string, describe?: (value: string) => string) {
 	const shown = values.filter((value) => value.startsWith(typedSoFar)).slice(0, 50);
-	return shown.length === 0
+	// A word already whole gets no menu, so that Enter runs the command (as for `/mcp tools <server>`).
+	return shown.length === 0 || (shown.length === 1 && shown[0] === typedSoFar)
 		? null
 		: shown.map((value) => ({ value: `${head}${typed(value)}`, label: escapeName(value), description: describe?.(value) }));
 }
