@@ -3,6 +3,7 @@
  * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs.
  */
 
+import type { ConfirmSetting } from "./schema/confirm.ts";
 import { closeMatches, unknownKeys } from "./schema/keys.ts";
 
 export { closeMatches };
@@ -62,6 +63,8 @@ export type RawServer = Transport &
 		/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
 		requestTimeoutMs?: number;
 		protocolVersion: ProtocolMode;
+		/** Which tool calls wait for the user's yes (`schema/confirm.ts`); default "none". */
+		confirm?: ConfirmSetting;
 		/** Pi-only keys that were accepted but have no effect here. */
 		ignoredKeys: readonly string[];
 	}>;
@@ -125,6 +128,7 @@ const COMMON_KEYS = [
 	"timeout",
 	"requestTimeoutMs",
 	"protocolVersion",
+	"confirm",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
@@ -233,6 +237,14 @@ function protocolMode(raw: Fields): ProtocolMode {
 	return value as ProtocolMode;
 }
 
+/** `confirm` (`schema/confirm.ts` says what each value asks for; only its type is imported, start-up stays small). */
+function confirmSetting(raw: Fields): ConfirmSetting {
+	const value = raw.confirm ?? "none";
+	if (value === "none" || value === "writes" || value === "all") return value;
+	if (Array.isArray(value) && value.every((item) => typeof item === "string" && item.length > 0)) return value;
+	return fail('field "confirm" must be "none", "writes", "all" or a list of tool name patterns (non-empty strings)');
+}
+
 function transportOf(raw: Fields): "stdio" | "http" {
 	const { type, command, url } = raw;
 	if (type === "sse") {
@@ -326,6 +338,7 @@ function serverShape(raw: Fields): RawServer {
 		earlyStart: earlyStartFlag(raw),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
+		confirm: confirmSetting(raw),
 	};
 	const ignoredKeys = PI_ONLY_KEYS.filter((key) => key in raw);
 	// `transportOf` made sure the stdio server has its command and the HTTP server its URL.

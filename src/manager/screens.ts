@@ -49,6 +49,8 @@ export type Ui = Readonly<{
 	refreshCredentials: () => void;
 	/** Enables or disables a server in the file that defines it, and applies that to this session. */
 	setEnabled: (name: string, enabled: boolean) => void;
+	/** A server's Prompts and Resources screens (`prompt-screens.ts`), where the session can take them. */
+	userScreens?: Readonly<{ prompts: (server: string) => Screen; resources: (server: string) => Screen }>;
 }>;
 
 export type Choice = Readonly<{ value: string; label: string; description?: string }>;
@@ -279,6 +281,13 @@ function actions(ui: Ui, name: string): Choice[] {
 	const tools: Choice[] = usable
 		? [{ value: "tools", label: "Tools", description: "list, search, pick one to see its schema" }]
 		: [];
+	const own: Choice[] =
+		usable && ui.userScreens
+			? [
+					{ value: "prompts", label: "Prompts", description: "pick one to send it as your message" },
+					{ value: "resources", label: "Resources", description: "pick one to attach it for the model's next turn" },
+				]
+			: [];
 	return [
 		...tools,
 		...connect,
@@ -286,6 +295,7 @@ function actions(ui: Ui, name: string): Choice[] {
 		...signIn,
 		{ value: "stderr", label: "Stderr tail", description: "the server's last stderr lines" },
 		{ value: "error", label: "Last error", description: "the full last error" },
+		...own,
 	];
 }
 
@@ -345,6 +355,8 @@ function header(ui: Ui, name: string): readonly string[] {
 export function serverScreen(ui: Ui, name: string): Screen {
 	const handlers: Readonly<Record<string, () => void>> = {
 		tools: () => ui.push(toolsScreen(ui, name)),
+		prompts: () => ui.userScreens && ui.push(ui.userScreens.prompts(name)),
+		resources: () => ui.userScreens && ui.push(ui.userScreens.resources(name)),
 		connect: () => connect(ui, name),
 		enable: () => ui.setEnabled(name, true),
 		disable: () => ui.setEnabled(name, false),

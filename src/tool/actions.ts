@@ -10,6 +10,7 @@ import { isAppResource, present, promptResultParts, resourceResultParts, toolRes
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
+import type { CallUi } from "./confirm.ts";
 import { ACTIONS, type ListAction, type Params } from "./definition.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import { modelStatus } from "./status.ts";
@@ -153,11 +154,17 @@ async function callAction(
 	server: string,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
+	ui: CallUi | undefined,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
 	const args = parseArgs(() => `mcp call ${server}/${escapeName(asked)}`, params.args);
 	const toolName = await toolNamed(runtime, server, asked, signal);
+	// The confirm gate loads only for a server whose `confirm` can ask (and not for `pi-mcp call`, which has no `ui`).
+	const confirm = ui && session.config.servers.find((entry) => entry.name === server)?.config?.confirm;
+	const gate = confirm && confirm !== "none" ? await import("./confirm.ts") : undefined;
+	const refused = await gate?.confirmCall(ui, session, server, toolName, args, signal);
+	if (refused) return refused;
 	const details: McpDetails = { action: params.action, server, tool: toolName };
 	const result = await runtime.call(server, toolName, args, {
 		signal,
@@ -203,13 +210,15 @@ async function completeAction(
 }
 
 /**
- * Runs one `mcp` action. Throws for errors the model should see as a tool error.
+ * Runs one `mcp` action. Throws for errors the model should see as a tool error. `ui`: Pi's tool context,
+ * where the user may be asked before a call (`confirm.ts`); without it (the shell's `pi-mcp call`) nothing asks.
  */
 export async function runAction(
 	session: Session,
 	params: Params,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
+	ui?: CallUi,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const action = params.action;
@@ -227,7 +236,7 @@ export async function runAction(
 		case "describe":
 			return describeAction(session, params, server, signal);
 		case "call":
-			return callAction(session, params, server, signal, onUpdate);
+			return callAction(session, params, server, signal, onUpdate, ui);
 		case "resources": {
 			const result = await listing(runtime, server, "resources", signal);
 			const items = result.resources.map((resource) => ({ ...resource, address: resource.uri }));
