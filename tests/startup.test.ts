@@ -83,6 +83,7 @@ test("registration and session_start load only index, session, tool, completions
 		"runtime/processes.ts",
 		"runtime/stderr-tail.ts",
 		"runtime/table.ts",
+		"runtime/validate.ts",
 		"runtime/visible-tools.ts",
 		"sdk.ts",
 		"tool/actions.ts",

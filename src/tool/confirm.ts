@@ -6,7 +6,7 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { Runtime, Session } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { type ConfirmSetting, globMatches, type Hints, writes } from "../schema/confirm.ts";
@@ -14,9 +14,6 @@ import type { Result } from "./listing.ts";
 
 /** What a call needs from Pi's tool context to ask the user: the dialogs and the mode. */
 export type CallUi = Pick<ExtensionContext, "hasUI" | "mode" | "ui">;
-
-/** Tools the user allowed for the rest of the session, per runtime (one per session). */
-const allowed = new WeakMap<Runtime, Set<string>>();
 
 const ALLOW_ONCE = "Allow once";
 const DENY = "Deny";
@@ -74,8 +71,7 @@ export async function confirmCall(
 	const setting = entry?.config?.confirm;
 	const definition = async (): Promise<Tool["annotations"]> => (await session.runtime.tool(server, tool, signal)).annotations;
 	if (!(await asks(setting, tool, definition))) return undefined;
-	const key = `${server}\0${tool}`;
-	if (allowed.get(session.runtime)?.has(key)) return undefined;
+	if (session.allowed?.has(server, tool)) return undefined;
 	const shown = `${escapeName(server)}/${escapeName(tool)}`;
 	const details: McpDetails = { action: "call", server, tool };
 	const where = entry?.source.kind === "extension" ? "the extension that registers it" : (entry?.source.path ?? "mcp.json");
@@ -95,11 +91,8 @@ export async function confirmCall(
 	].join("\n");
 	const always = allowAlways(server, tool);
 	const answer = await ui.ui.select(title, [ALLOW_ONCE, always, DENY], { signal }).catch(() => undefined);
-	if (answer === always) {
-		const set = allowed.get(session.runtime) ?? new Set<string>();
-		set.add(key);
-		allowed.set(session.runtime, set);
-	}
+	// Kept by the session (`session.ts`), not by its runtime: each call may get its own view of the runtime.
+	if (answer === always) session.allowed?.add(server, tool);
 	if (answer === ALLOW_ONCE || answer === always) return undefined;
 	return refusal(
 		details,
