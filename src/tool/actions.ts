@@ -4,6 +4,7 @@
  * through the output rules (`content.ts`); errors the model should read are thrown. Loaded on first use.
  */
 import type { Client, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
+import { once } from "../async.ts";
 import { fileProblems, unknownServer } from "../config.ts";
 import type { Capability, Progress, RequestOptions, Runtime, Session } from "../contracts.ts";
 import { isAppResource, present, promptResultParts, resourceResultParts, toolResultParts } from "../output/content.ts";
@@ -14,6 +15,9 @@ import type { CallUi } from "./confirm.ts";
 import { ACTIONS, type ListAction, type Params } from "./definition.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import { modelStatus } from "./status.ts";
+
+/** The confirm gate, imported once: overlapping calls must not import it twice at once (`loadSearch` says why). */
+const loadConfirm = once(() => import("./confirm.ts"));
 
 /** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
 function nameLine(name: string | undefined, max: number): string {
@@ -162,7 +166,7 @@ async function callAction(
 	const toolName = await toolNamed(runtime, server, asked, signal);
 	// The confirm gate loads only for a server whose `confirm` can ask (and not for `pi-mcp call`, which has no `ui`).
 	const confirm = ui && session.config.servers.find((entry) => entry.name === server)?.config?.confirm;
-	const gate = confirm && confirm !== "none" ? await import("./confirm.ts") : undefined;
+	const gate = confirm && confirm !== "none" ? await loadConfirm() : undefined;
 	const refused = await gate?.confirmCall(ui, session, server, toolName, args, signal);
 	if (refused) return refused;
 	const details: McpDetails = { action: params.action, server, tool: toolName };

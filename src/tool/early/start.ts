@@ -18,6 +18,7 @@ import { CallFailed } from "../../errors.ts";
 import { isObject, type ServerEntry } from "../../schema.ts";
 import { LISTINGS } from "../actions.ts";
 import type { Action } from "../definition.ts";
+import { loadSearch } from "../listing.ts";
 import { compileArguments, loadJsonReader, StreamedCall } from "./stream.ts";
 
 /** Calls written at once that keep a record; past it the oldest is ended. */
@@ -199,7 +200,7 @@ export class EarlyStart {
 		}
 		if (searched) {
 			this.#step(call, searched, async () => {
-				const [tools, { indexOf }] = await Promise.all([call.listings.get(searched), import("../../search/rank.ts")]);
+				const [tools, { indexOf }] = await Promise.all([call.listings.get(searched), loadSearch()]);
 				if (tools) await indexOf([{ server: searched, tools }]);
 			});
 		}
