@@ -227,6 +227,8 @@ export function forManager(text: string): string {
 export function show(ui: Ui, message: string, credentials = false): void {
 	ui.view.message = message;
 	if (credentials) ui.refreshCredentials();
+	// A message may follow a change of state: the rows follow it now, not at the next tick (Connect beside "failed").
+	for (const screen of ui.view.stack) screen.changed?.();
 	ui.tui.requestRender();
 }
 
