@@ -157,7 +157,14 @@ export interface Runtime {
 	dispose(): Promise<void>;
 }
 
-export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore }>;
+/** Tools the user allowed for the rest of the session (`tool/confirm.ts`); owned by the session, gone with it. */
+export interface Allowed {
+	has(server: string, tool: string): boolean;
+	add(server: string, tool: string): void;
+}
+
+/** `allowed`: absent where nobody is asked (a session made by hand in a test). */
+export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore; allowed?: Allowed }>;
 
 export interface Auth {
 	/**

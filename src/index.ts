@@ -113,10 +113,10 @@ async function command(host: Host, args: string, ctx: ExtensionCommandContext): 
 	const opened = host.session ? await host.open() : undefined;
 	if (args.trim() === "" && ctx.mode === "tui" && opened) {
 		const { openManager } = await import("./manager/manager.ts");
-		return openManager(ctx, opened, managerEdits(host, ctx));
+		return openManager(ctx, opened, { ...managerEdits(host, ctx), conversation: host.pi });
 	}
 	const { runCommand } = await import("./manager/command.ts");
-	await runCommand(args, ctx, opened);
+	await runCommand(args, ctx, opened, host.pi);
 }
 
 /** The manager's Enable/Disable and tool toggle: the shell command's edits of mcp.json, then the files applied as a change is. */
@@ -178,8 +178,13 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		renderResult: (result, options, theme, context) => renderResult(result, options, theme, context.isError),
 	});
 	pi.registerCommand("mcp", {
-		description: "MCP servers: status, tools, reconnect, login, logout",
-		getArgumentCompletions: (prefix) => completions(prefix, () => host.session?.states() ?? []),
+		description: "MCP servers: status, tools, reconnect, login, logout, prompt, attach",
+		getArgumentCompletions: (prefix) =>
+			completions(
+				prefix,
+				() => host.session?.states() ?? [],
+				() => host.open(),
+			),
 		handler: (args, ctx) => command(host, args, ctx),
 	});
 	pi.on("session_start", (_event, ctx) => startSession(host, ctx));

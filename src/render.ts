@@ -28,6 +28,8 @@ export type McpDetails = Readonly<{
 	textChars?: number;
 	images?: number;
 	error?: string;
+	/** The user declined the call (`tool/confirm.ts`): it was not run. */
+	declined?: boolean;
 	/** Sizes, truncation and overflow files of the result the model received. */
 	output?: OutputInfo;
 }>;

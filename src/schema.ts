@@ -3,6 +3,7 @@
  * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs.
  */
 
+import type { ConfirmSetting } from "./schema/confirm.ts";
 import { closeMatches, unknownKeys } from "./schema/keys.ts";
 import type { ToolFilter } from "./schema/tool-filter.ts";
 
@@ -22,10 +23,7 @@ export type OAuthSettings = Readonly<{
 	issuer?: string;
 	/** Loopback redirect URI; default: an ephemeral port on 127.0.0.1 with path `/callback`. */
 	redirectUri?: string;
-	/**
-	 * HTTPS URL of a client ID metadata document (CIMD) describing this client: the `client_id`
-	 * where the authorization server supports CIMD; elsewhere dynamic registration is used.
-	 */
+	/** HTTPS URL of this client's metadata document (CIMD): the `client_id` where the server supports it. */
 	clientMetadataUrl?: string;
 	scope?: string;
 }>;
@@ -64,6 +62,8 @@ export type RawServer = Transport &
 		/** Per-request timeout in milliseconds (from `requestTimeoutMs` or `timeout` seconds). */
 		requestTimeoutMs?: number;
 		protocolVersion: ProtocolMode;
+		/** Which tool calls wait for the user's yes (`schema/confirm.ts`); default "none". */
+		confirm?: ConfirmSetting;
 		/** Pi-only keys that were accepted but have no effect here. */
 		ignoredKeys: readonly string[];
 	}>;
@@ -129,6 +129,7 @@ const COMMON_KEYS = [
 	"protocolVersion",
 	"includeTools",
 	"excludeTools",
+	"confirm",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
@@ -138,8 +139,7 @@ const OAUTH_KEYS = ["grantType", "clientId", "clientSecretEnv", "issuer", "redir
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Maximum per-request timeout accepted from configuration: one hour. */
-const MAX_TIMEOUT_MS = 3_600_000;
+const MAX_TIMEOUT_MS = 3_600_000; // One hour: the longest per-request timeout a file may set.
 
 type Fields = Record<string, unknown>;
 
@@ -228,14 +228,15 @@ function requestTimeout(raw: Fields): number | undefined {
 	return undefined;
 }
 
-/** `includeTools` / `excludeTools` (globs on tool names, `schema/tool-filter.ts`), present only when given. */
+/** Tool-name globs (`*`, `?`): `includeTools`, `excludeTools`, a `confirm` list. */
+const isPatternList = (value: unknown): value is readonly string[] =>
+	Array.isArray(value) && value.every((item) => typeof item === "string" && item !== "");
+
+/** `includeTools` / `excludeTools` (`schema/tool-filter.ts`), present only when given. */
 function toolFilter(raw: Fields): ToolFilter {
 	const given = (["includeTools", "excludeTools"] as const).filter((key) => raw[key] !== undefined);
-	for (const key of given) {
-		const value = raw[key];
-		if (!Array.isArray(value) || !value.every((item) => typeof item === "string" && item !== ""))
-			fail(`field "${key}" must be an array of non-empty strings (tool names; * and ? match any characters)`);
-	}
+	const bad = given.find((key) => !isPatternList(raw[key]));
+	if (bad) fail(`field "${bad}" must be an array of non-empty strings (tool names; * and ? match any characters)`);
 	return Object.fromEntries(given.map((key) => [key, raw[key]]));
 }
 
@@ -246,6 +247,14 @@ function protocolMode(raw: Fields): ProtocolMode {
 		fail(`field "protocolVersion" must be one of ${PROTOCOL_MODES.map((mode) => `"${mode}"`).join(", ")}`);
 	}
 	return value as ProtocolMode;
+}
+
+/** `confirm` (`schema/confirm.ts` says what each value asks for; only its type is imported, start-up stays small). */
+function confirmSetting(raw: Fields): ConfirmSetting {
+	const value = raw.confirm ?? "none";
+	if (value === "none" || value === "writes" || value === "all") return value;
+	if (isPatternList(value)) return value;
+	return fail('field "confirm" must be "none", "writes", "all" or a list of tool name patterns (non-empty strings)');
 }
 
 function transportOf(raw: Fields): "stdio" | "http" {
@@ -328,41 +337,30 @@ function serverShape(raw: Fields): RawServer {
 	checkKeys(raw, [...COMMON_KEYS, ...own, ...PI_ONLY_KEYS]);
 	const auth = transport === "http" ? authKind(raw) : undefined;
 	const command = optionalString(raw, "command");
-	const args = stringArray(raw, "args");
-	const env = stringMap(raw, "env");
-	const cwd = optionalString(raw, "cwd");
 	const url = optionalString(raw, "url");
 	const shared = {
-		args,
-		env,
-		cwd,
+		args: stringArray(raw, "args"),
+		env: stringMap(raw, "env"),
+		cwd: optionalString(raw, "cwd"),
 		headers: stringMap(raw, "headers"),
 		enabled: enabledFlag(raw),
 		earlyStart: earlyStartFlag(raw),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
 		...toolFilter(raw),
+		confirm: confirmSetting(raw),
+		protocolVersion: protocolMode(raw),
 	};
 	const ignoredKeys = PI_ONLY_KEYS.filter((key) => key in raw);
 	// `transportOf` made sure the stdio server has its command and the HTTP server its URL.
 	if (transport === "stdio" && command !== undefined) {
 		const none = { auth: undefined, bearerTokenEnv: undefined, oauth: undefined };
-		return { transport, command, url: undefined, ...shared, ...none, protocolVersion: protocolMode(raw), ignoredKeys };
+		return { transport, command, url: undefined, ...shared, ...none, ignoredKeys };
 	}
 	if (transport !== "http" || url === undefined) return fail('set "command" (stdio) or "url" (HTTP)');
 	const bearerTokenEnv = auth === "bearer" ? envName(raw, "bearerTokenEnv") : undefined;
 	const oauth = auth === "oauth" ? oauthSettings(raw) : undefined;
-	return {
-		transport,
-		command: undefined,
-		url,
-		...shared,
-		auth,
-		bearerTokenEnv,
-		oauth,
-		protocolVersion: protocolMode(raw),
-		ignoredKeys,
-	};
+	return { transport, command: undefined, url, ...shared, auth, bearerTokenEnv, oauth, ignoredKeys };
 }
 
 function bearerRequirement(server: RawServer): RawServer {

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import type { SecretStore } from "./auth/keyring.ts";
-import type { Auth, CommandSession, Runtime } from "./contracts.ts";
+import type { Allowed, Auth, CommandSession, Runtime } from "./contracts.ts";
 import type { Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerEntry } from "./schema.ts";
@@ -103,10 +103,24 @@ function makeAuth(inputs: SessionInputs): Promise<Made> {
 
 type Parts = Readonly<{ runtime: Runtime; overflow: OverflowStore }>;
 
+/** The tools the user allowed for this session: one set, owned here, gone with the session. */
+class AllowedTools implements Allowed {
+	readonly #keys = new Set<string>();
+
+	has(server: string, tool: string): boolean {
+		return this.#keys.has(`${server}\0${tool}`);
+	}
+
+	add(server: string, tool: string): void {
+		this.#keys.add(`${server}\0${tool}`);
+	}
+}
+
 /** A session from its start to `dispose`. Its configuration is replaced whole (`update`); its parts are made once. */
 export class McpSession {
 	readonly #inputs: SessionInputs;
 	readonly #auth: LazyAuth;
+	readonly #allowed = new AllowedTools();
 	#config: ConfigSnapshot;
 	#parts?: Promise<Parts>;
 	#made?: Parts;
@@ -150,7 +164,7 @@ export class McpSession {
 			throw error;
 		});
 		const { runtime, overflow } = await this.#parts;
-		return { config: this.#config, runtime, overflow, auth: this.auth };
+		return { config: this.#config, runtime, overflow, auth: this.auth, allowed: this.#allowed };
 	}
 
 	async #makeParts(): Promise<Parts> {

@@ -388,6 +388,30 @@ describe("the early start's work for a call", () => {
 		await assert.rejects(runtime.call("out", "mismatch", {}), /does not match the tool's output schema/);
 	});
 
+	test("a call the user declined (confirm) is closed like a blocked one, unless another running call uses its server", async () => {
+		const { session } = await harness((log) => ({ fx: fixture(log) }));
+		const resets: string[] = [];
+		const runtime: Runtime = { ...session.runtime, reset: async (name) => void resets.push(name) };
+		const { early, write, run } = writer({ ...session, runtime });
+		const result = (declined: boolean) => ({ content: [], details: { action: "call", declined } });
+		await write("a", { action: "call", server: "fx", tool: "echo", args: {} });
+		run("a", "call", "fx");
+		early.ended("a", result(false));
+		assert.deepEqual(resets, [], "a call that ran keeps what was started for it");
+		await session.runtime.reset("fx");
+		await write("b", { action: "call", server: "fx", tool: "echo", args: {} });
+		run("b", "call", "fx");
+		run("c", "tools", "fx");
+		early.ended("b", result(true));
+		assert.deepEqual(resets, [], "another running call uses the server");
+		early.ended("c", result(false));
+		await session.runtime.reset("fx");
+		await write("d", { action: "call", server: "fx", tool: "echo", args: {} });
+		run("d", "call", "fx");
+		early.ended("d", result(true));
+		assert.deepEqual(resets, ["fx"], "what was started only for the declined call is closed");
+	});
+
 	test("a resources, templates or prompts call uses the listing its early start sent", async () => {
 		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
 		const { write, run } = writer(session);

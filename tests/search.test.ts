@@ -4,7 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import { SLICE_MS } from "../src/search/build.ts";
 import {
 	buildIndex,
@@ -322,4 +324,23 @@ describe("general rules (#42): they hold for servers nobody tuned the search on"
 		assert.doesNotMatch(confident, /^(Weak match|Tools by name)/m, confident);
 		assert.equal(confident.split("\n").length, 2, confident);
 	});
+});
+
+test("overlapping searches under Pi's own loader (jiti, no module cache) all get the search modules whole", async () => {
+	// A second import() of a module jiti is still loading can see it half made: a re-exported name read as
+	// undefined ("reading 'indexOf'") when the manager's search ran at each key. listing.ts imports it once.
+	const fromPi = createRequire(fileURLToPath(import.meta.resolve("@earendil-works/pi-coding-agent")));
+	const { createJiti } = fromPi("jiti") as typeof import("jiti");
+	const jiti = createJiti(import.meta.url, { moduleCache: false });
+	const listing = await jiti.import<typeof import("../src/tool/listing.ts")>(
+		fileURLToPath(new URL("../src/tool/listing.ts", import.meta.url)),
+	);
+	const tools = CATALOG.slice(0, 40);
+	const session = { runtime: { tools: async () => tools } } as unknown as Parameters<typeof listing.matchingTools>[0];
+	const queries = ["w", "wi", "wid", "wide", "read", "read a file"];
+	const found = await Promise.allSettled(queries.map((query) => listing.matchingTools(session, "s", query)));
+	assert.deepEqual(
+		found.map((each) => (each.status === "fulfilled" ? "ok" : String(each.reason))),
+		queries.map(() => "ok"),
+	);
 });

@@ -71,6 +71,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 	search: ["approve", "timeout"],
 	describe: ["approve", "timeout"],
 	call: ["approve", "timeout", "out"],
+	prompt: ["approve", "timeout", "out"],
+	read: ["approve", "timeout", "out"],
 	login: ["approve", "timeout"],
 	logout: ["approve"],
 	doctor: ["approve", "timeout"],

@@ -28,6 +28,8 @@ Commands:
   search <query>                 search the tools of every enabled server
   describe <server> <tool>       one tool's description and input schema
   call <server> <tool> ['<json>'] call a tool with JSON arguments; same output rules as the mcp tool
+  prompt <server> <prompt> [name=value …]  print a prompt's messages
+  read <server> <uri>            print a resource (binary content is saved to a file it names)
   login <server>                 sign in to an OAuth server: prints the link, waits, stores the result in the keyring
   logout <server>                delete the stored sign-in of a server
   doctor                         Node, keyring, files, and a connection to every enabled server
@@ -46,6 +48,8 @@ ${COMMON}`,
 	search: `Usage: pi-mcp search [--approve] [--json] <query>\n\nSearches the tools of every enabled server (connecting those not connected, in parallel), best\nfirst, as the mcp tool's "tools" action does without a server. A server that fails is named.\n${COMMON}`,
 	describe: `Usage: pi-mcp describe [--approve] [--json] <server> <tool>\n\nOne tool's description and input schema (--json: its whole definition).\n${COMMON}`,
 	call: `Usage: pi-mcp call [--approve] [--json] [--out <dir>] <server> <tool> ['<json arguments>']\n\nCalls one tool. Arguments are one JSON object (default {}); whatever follows the tool's name is\nits arguments, never an option. Output follows the mcp tool's rules: escapes stripped, long text\ncut. Files (images, the rest of a long text) are saved with their type's extension and removed when\nthe command exits, unless --out <dir> keeps them there. Progress goes to stderr. Exit 1 when the\ntool reports an error.\n${COMMON}`,
+	prompt: `Usage: pi-mcp prompt [--approve] [--json] [--out <dir>] <server> <prompt> [name=value …]\n\nGets a prompt with its arguments (one word each; quote a value with spaces) and prints its messages,\n"role: text" each; images and other binary parts are saved to files it names (kept with --out).\nA missing required argument is named (exit 2). --json prints the messages as the server sent them.\n${COMMON}`,
+	read: `Usage: pi-mcp read [--approve] [--json] [--out <dir>] <server> <uri>\n\nReads a resource (or a template's URI with its values filled in) and prints its text; binary\ncontent is saved to a file it names (kept with --out). --json prints the contents as sent.\n${COMMON}`,
 	login: `Usage: pi-mcp login [--approve] <server>\n\nPrints an authorization link for an OAuth server and waits (up to 5 minutes) until the browser\nreturns to the loopback address, or until you paste the address the browser ended on (useful when\nthe browser runs on another machine). The sign-in is stored in the OS keyring.\n${COMMON}`,
 	logout: `Usage: pi-mcp logout [--approve] [--json] <server>\n\nDeletes the stored sign-in of an OAuth server from the OS keyring.\n${COMMON}`,
 	doctor: `Usage: pi-mcp doctor [--approve] [--json]\n\nChecks the Node version, that the OS keyring is reachable, that each file parses, and that each\nenabled server connects within its timeout (era, protocol, tool count, credential state).\nProgress goes to stderr. Exit 1 when something needs fixing.\n${COMMON}`,

@@ -240,4 +240,6 @@ export const SERVER_COMMANDS: Readonly<Record<string, (cli: Cli, args: readonly 
 	login,
 	logout,
 	doctor: (cli) => doctor(cli),
+	prompt: async (cli, args) => (await import("./prompt.ts")).printPrompt(cli, args),
+	read: async (cli, args) => (await import("./prompt.ts")).printResource(cli, args),
 };

@@ -10,9 +10,10 @@ import { errorText } from "../errors.ts";
 import { SUBCOMMANDS } from "../tool/definition.ts";
 import { userToolList } from "../tool/listing.ts";
 import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
+import type { Conversation } from "./prompt.ts";
 
 const USAGE =
-	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server>";
+	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server> | /mcp prompt <server> <prompt> [name=value …] | /mcp attach <server> <uri>";
 
 /** Command output: a notification where there is a UI (TUI, RPC); plain text on stderr in print and
  * JSON modes, where Pi keeps stdout for the agent's own output (it redirects extensions' stdout there too). */
@@ -51,9 +52,16 @@ async function signIn(ctx: ExtensionContext, session: CommandSession, action: st
 	return reportSignIn(ctx, name, await session.auth.complete(config, answer.trim()));
 }
 
-/** Runs `/mcp <args>`; `session` is undefined before `session_start`. */
-export async function runCommand(args: string, ctx: ExtensionContext, session: CommandSession | undefined): Promise<void> {
+/** Runs `/mcp <args>`; `session` is undefined before `session_start`; `conversation` takes prompts and attachments. */
+export async function runCommand(
+	args: string,
+	ctx: ExtensionContext,
+	session: CommandSession | undefined,
+	conversation?: Conversation,
+): Promise<void> {
 	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
+	if (action === "prompt" || action === "attach")
+		return (await import("./prompt.ts")).runUserCommand(args, ctx, session, conversation);
 	if (action === "status" && name === undefined) {
 		return report(
 			ctx,

@@ -1,13 +1,20 @@
 /**
  * `/mcp` argument completion: subcommands, then server names. Loaded with the registration (Pi asks for
- * completions while the user types), so it imports only what is already loaded then.
+ * completions while the user types), so it imports only what is already loaded then; what follows
+ * `prompt <server> ` or `attach <server> ` is `prompt.ts`'s, loaded then.
  */
+import { once } from "../async.ts";
+import type { CommandSession } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
 import { SUBCOMMANDS } from "../tool/definition.ts";
 
+/** Imported once: Pi asks at each key, and two imports of a module still loading can see it half made. */
+const loadPrompt = once(() => import("./prompt.ts"));
+
 export type NamedState = Readonly<{ name: string; state: string }>;
 
-export function completions(prefix: string, states: () => readonly NamedState[]) {
+export function completions(prefix: string, states: () => readonly NamedState[], open: () => Promise<CommandSession>) {
+	if (/^(prompt|attach) \S+ /.test(prefix)) return loadPrompt().then((m) => m.menu(open, prefix));
 	const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
 	if (rest.length > 0) return null;
 	// Pi's editor submits on Enter only from the command-name menu; in an argument menu Enter just

@@ -16,7 +16,10 @@ import type { ConfigSnapshot } from "../schema.ts";
 import { matchingTools } from "../tool/listing.ts";
 import { credentialStates } from "../tool/status.ts";
 import type { Row } from "./list.ts";
-import { cell, facts, forManager, list, type Screen, serverScreen, show, stateColor, stateOf, type Ui } from "./screens.ts";
+import { cell, facts, forManager, list, type Screen, show, stateColor, stateOf, type Ui } from "./parts.ts";
+import { attachResource, type Conversation, runPrompt } from "./prompt.ts";
+import { promptsScreen, resourcesScreen, type UserActs } from "./prompt-screens.ts";
+import { serverScreen } from "./screens.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
 const TICK_MS = 250;
@@ -47,6 +50,8 @@ export type ManagerOptions = Readonly<{
 	) => Promise<Edited>;
 	/** Re-reads the configuration and applies it to the session's runtime; the new configuration. */
 	reload?: () => Promise<ConfigSnapshot | undefined>;
+	/** Where a picked prompt or resource goes (Pi's senders); without it there are no Prompts and Resources screens. */
+	conversation?: Conversation;
 }>;
 
 /** Failed and invalid servers first, then those that need sign-in, then the rest in file order. */
@@ -132,6 +137,19 @@ async function applyToolHidden(ui: Ui, options: ManagerOptions, name: string, to
 	return `${said.charAt(0).toUpperCase()}${said.slice(1)}${change.warnings.map((warning) => ` ${warning}`).join("")}`;
 }
 
+/** Picking a prompt closes the manager and sends it (asking for missing required arguments); a resource is attached. */
+function userActs(ctx: ExtensionContext, session: CommandSession, conversation: Conversation, close: () => void): UserActs {
+	return {
+		prompt: (server, name) => {
+			close();
+			runPrompt(conversation, ctx, session, server, name, {}).catch((error: Error) =>
+				ctx.ui.notify(sanitize(error.message), "error"),
+			);
+		},
+		attach: (server, uri) => attachResource(conversation, ctx, session, server, uri),
+	};
+}
+
 /** Lines of the current screen: the frame, the header, and the body in the rows left. */
 function frame(ui: Ui, screen: Screen, border: DynamicBorder, width: number): string[] {
 	const total = Math.max(MIN_ROWS, ui.tui.terminal.rows - PI_ROWS);
@@ -155,7 +173,12 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 			for (const screen of view.stack) screen.changed?.();
 			tui.requestRender();
 		};
+		const acts = options.conversation && userActs(ctx, session, options.conversation, close);
 		const ui: Ui = {
+			userScreens: acts && {
+				prompts: (server) => promptsScreen(ui, server, acts),
+				resources: (server) => resourcesScreen(ui, server, acts),
+			},
 			tui,
 			theme,
 			kb,

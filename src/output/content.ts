@@ -26,7 +26,7 @@ export type PiBlock = Readonly<{ type: "text"; text: string }> | Readonly<{ type
 
 export type Presented = Readonly<{ content: PiBlock[]; text: string; info: OutputInfo }>;
 
-type Part =
+export type Part =
 	| Readonly<{ kind: "text"; text: string }>
 	| Readonly<{ kind: "image"; data: string; mimeType: string; label: string }>
 	| Readonly<{ kind: "blob"; data: string; mimeType: string; label: string }>;
@@ -55,7 +55,7 @@ export function isAppResource(uri: string, mimeType?: string): boolean {
 	return uri.startsWith("ui://") || /^text\/html;\s*profile=mcp-app/i.test(mimeType ?? "");
 }
 
-function blockParts(block: ContentBlock): Part[] {
+export function blockParts(block: ContentBlock): Part[] {
 	switch (block.type) {
 		case "text":
 			return [{ kind: "text", text: block.text }];

@@ -65,7 +65,7 @@ export function withEarlyStart(pi: ExtensionAPI, calls: Calls): Calls {
 		early.load(event);
 		early.later((real) => real.update(event));
 	});
-	pi.on("tool_execution_end", (event) => early.later((real) => real.ended(event.toolCallId)));
+	pi.on("tool_execution_end", (event) => early.later((real) => real.ended(event.toolCallId, event.result)));
 	pi.on("turn_end", () => early.later((real) => real.sweep()));
 	pi.on("agent_end", () => early.later((real) => real.sweep()));
 	return {

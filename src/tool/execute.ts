@@ -25,11 +25,11 @@ export function preloadTool(): void {
 }
 
 export function executeMcp(calls: Calls): ToolDefinition<typeof parameters, McpDetails>["execute"] {
-	return async (id, params, signal, onUpdate) => {
+	return async (id, params, signal, onUpdate, ctx) => {
 		const opening = calls.open({ id, action: params.action, server: params.server });
 		const [session, mods] = await Promise.all([opening, loadModules()]);
 		try {
-			return await mods.actions.runAction(session, params, signal, onUpdate);
+			return await mods.actions.runAction(session, params, signal, onUpdate, ctx);
 		} catch (error) {
 			if (!(error instanceof mods.errors.AuthRequired)) throw error;
 			return {

@@ -8,7 +8,7 @@
  */
 import type { AgentToolResult } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
-import { settledWithin } from "../async.ts";
+import { once, settledWithin } from "../async.ts";
 import type { Session } from "../contracts.ts";
 import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
 import { escapeName, shortText } from "../output/text.ts";
@@ -16,6 +16,13 @@ import type { McpDetails } from "../render.ts";
 import type { Hit, SearchIndex, SearchTool, Source } from "../search/rank.ts";
 import { MAX_LIMIT, type Params } from "./definition.ts";
 import { instructionLines, withHints } from "./hints.ts";
+
+/**
+ * The search's modules, imported once for all callers: under Pi's loader (jiti) a second `import()` of a
+ * module still loading can get it half made (a re-exported name reads as undefined), and searches overlap.
+ */
+export const loadSearch = once(() => import("../search/rank.ts"));
+const loadWeak = once(() => import("../search/weak.ts"));
 
 export type Result = AgentToolResult<McpDetails>;
 
@@ -113,7 +120,7 @@ export async function rankedListing<T extends SearchTool>(
 	params: Params,
 	single: boolean,
 ): Promise<Listing> {
-	const { indexOf, search } = await import("../search/rank.ts");
+	const { indexOf, search } = await loadSearch();
 	const index = await indexOf(sources);
 	const total = sources.reduce((sum, source) => sum + source.tools.length, 0);
 	const hits = search(index, query, total);
@@ -153,7 +160,7 @@ type Found<T extends SearchTool> = Readonly<{
  */
 async function weakLines<T extends SearchTool>(found: Found<T>): Promise<string[]> {
 	const { index, query, hits, shown, sources, params, single, used } = found;
-	const { isWeak, relatedNames, WEAK_RESULT_CHARS } = await import("../search/weak.ts");
+	const { isWeak, relatedNames, WEAK_RESULT_CHARS } = await loadWeak();
 	if (params.cursor !== undefined || !isWeak(index, query, hits)) return [];
 	const lead =
 		hits.length > 0
@@ -288,7 +295,7 @@ export async function matchingTools(
 ): Promise<readonly Tool[]> {
 	const tools = await session.runtime.tools(server, signal);
 	if (!query?.trim()) return tools;
-	const { indexOf, search } = await import("../search/rank.ts");
+	const { indexOf, search } = await loadSearch();
 	return search(await indexOf([{ server, tools }]), query, tools.length).map((hit) => hit.tool);
 }
 

@@ -6,17 +6,19 @@
  * those asks with what was sent for it (`forCall`); everything else is the runtime's own.
  *
  * Bounds: nothing while `mcp` is not an active tool or for a server with `"earlyStart": false`; one record
- * per call id, at most `MAX_CALLS`; a server begun for a call that Pi blocks, rejects or never runs, or that
- * the executed call does not use, is closed (unless another call being written named it).
+ * per call id, at most `MAX_CALLS`; a server begun for a call that Pi blocks, rejects or never runs, that
+ * the executed call does not use, or that the user declined (`confirm.ts`), is closed (unless another call
+ * being written named it or a running call uses it).
  */
 import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import type { Client, Tool } from "@modelcontextprotocol/client";
 import { awaitWith } from "../../async.ts";
 import type { CallStart, Calls, Capability, CommandSession, RequestOptions, Runtime } from "../../contracts.ts";
 import { CallFailed } from "../../errors.ts";
-import type { ServerEntry } from "../../schema.ts";
+import { isObject, type ServerEntry } from "../../schema.ts";
 import { LISTINGS } from "../actions.ts";
 import type { Action } from "../definition.ts";
+import { loadSearch } from "../listing.ts";
 import { compileArguments, loadJsonReader, StreamedCall } from "./stream.ts";
 
 /** Calls written at once that keep a record; past it the oldest is ended. */
@@ -89,8 +91,16 @@ function streamedCall(event: MessageUpdateEvent) {
 const uses = (call: CallStart, server: string) =>
 	call.action !== "status" && (call.server === undefined ? call.action === "tools" : call.server === server);
 
+/** Whether a call's result says the user declined it (`confirm.ts`): it never ran, like a blocked call. */
+const declined = (result: unknown) => isObject(result) && isObject(result.details) && result.details.declined === true;
+
+/** A running call and the servers this start began for it: closed if the user declines the call. */
+type Running = Readonly<{ start: CallStart; started: readonly string[] }>;
+
 export class EarlyStart {
 	readonly #calls = new Map<string, Written>();
+	/** Calls that run with servers begun for them, until Pi reports their end; at most `MAX_CALLS`. */
+	readonly #running = new Map<string, Running>();
 	readonly #inner: Calls;
 	readonly #active: () => boolean;
 	#parse?: (text: string) => unknown;
@@ -123,13 +133,22 @@ export class EarlyStart {
 		for (const other of this.#calls.values()) {
 			for (const name of other.started) if (uses(start, name)) other.started.delete(name);
 		}
+		for (const [id, other] of this.#running) {
+			this.#running.set(id, { ...other, started: other.started.filter((name) => !uses(start, name)) });
+		}
 		if (!call) return (session) => session;
 		this.#close([...call.started].filter((name) => !uses(start, name)));
+		const kept = [...call.started].filter((name) => uses(start, name));
+		if (this.#running.size >= MAX_CALLS) this.#running.delete([...this.#running.keys()][0] ?? "");
+		if (kept.length > 0) this.#running.set(start.id, { start, started: kept });
 		return (session) => ({ ...session, runtime: forCall(session.runtime, call) });
 	}
 
-	/** `tool_execution_end`: a call that never ran (blocked, rejected) has ended. */
-	ended(id: string): void {
+	/** `tool_execution_end`: a call ended; one that never ran (blocked, rejected, declined by the user) is closed. */
+	ended(id: string, result?: unknown): void {
+		const ran = this.#running.get(id);
+		this.#running.delete(id);
+		if (ran && declined(result)) this.#close(ran.started);
 		const call = this.#calls.get(id);
 		if (!call) return;
 		this.#calls.delete(id);
@@ -139,6 +158,7 @@ export class EarlyStart {
 	/** `turn_end`, `agent_end`: every call still held has ended. */
 	sweep(): void {
 		for (const id of [...this.#calls.keys()]) this.ended(id);
+		this.#running.clear();
 	}
 
 	/** Whether `call` is still being written (not run, not ended). */
@@ -146,11 +166,12 @@ export class EarlyStart {
 		return [...this.#calls.values()].includes(call);
 	}
 
-	/** Closes servers begun early that no call being written has named. */
+	/** Closes servers begun early that no call being written has named and no running call uses. */
 	#close(names: readonly string[]): void {
 		const runtime = this.#inner.runtime();
 		for (const name of names) {
 			if ([...this.#calls.values()].some((other) => other.named.has(name))) continue;
+			if ([...this.#running.values()].some((other) => uses(other.start, name))) continue;
 			runtime?.reset(name).catch(() => undefined);
 		}
 	}
@@ -179,7 +200,7 @@ export class EarlyStart {
 		}
 		if (searched) {
 			this.#step(call, searched, async () => {
-				const [tools, { indexOf }] = await Promise.all([call.listings.get(searched), import("../../search/rank.ts")]);
+				const [tools, { indexOf }] = await Promise.all([call.listings.get(searched), loadSearch()]);
 				if (tools) await indexOf([{ server: searched, tools }]);
 			});
 		}

@@ -1,0 +1,102 @@
+/**
+ * The `confirm` setting at call time: whether a model's call of a tool waits for the user's yes, the dialog
+ * that asks (server, tool, hints in words, arguments cut to a few lines; allow once, allow the tool for the
+ * rest of the session, deny), and the refusals the model reads. A call made without a call context (the
+ * shell's `pi-mcp call`, the user's own act) asks nothing. Nothing reaches the server before the yes.
+ */
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { Tool } from "@modelcontextprotocol/client";
+import type { Session } from "../contracts.ts";
+import { escapeName, oneLine, sanitize } from "../output/text.ts";
+import type { McpDetails } from "../render.ts";
+import { type ConfirmSetting, type Hints, writes } from "../schema/confirm.ts";
+import { globMatch } from "../schema/tool-filter.ts";
+import type { Result } from "./listing.ts";
+
+/** What a call needs from Pi's tool context to ask the user: the dialogs and the mode. */
+export type CallUi = Pick<ExtensionContext, "hasUI" | "mode" | "ui">;
+
+const ALLOW_ONCE = "Allow once";
+const DENY = "Deny";
+const allowAlways = (server: string, tool: string) => `Allow ${escapeName(server)}/${escapeName(tool)} for this session`;
+
+/** Arguments shown in the dialog: at most this many lines of this many characters. */
+const ARG_LINES = 6;
+const ARG_LINE_CHARS = 100;
+
+/** The hints a tool declares, in words: what the user reads before a yes. */
+export function hintsInWords(hints: Hints & Readonly<{ idempotentHint?: boolean }>): string {
+	const words = [
+		hints.readOnlyHint === true ? "read-only" : undefined,
+		hints.destructiveHint === true ? "destructive" : hints.destructiveHint === false ? "not destructive" : undefined,
+		hints.idempotentHint === true ? "idempotent" : undefined,
+		hints.openWorldHint === true ? "open-world" : hints.openWorldHint === false ? "closed-world" : undefined,
+	].filter((word): word is string => word !== undefined);
+	return words.length > 0 ? words.join(", ") : "none declared (may change things and reach outside)";
+}
+
+/** The arguments on a few short lines, secrets and escapes removed. */
+function argumentLines(args: Readonly<Record<string, unknown>>, secrets: readonly string[]): string[] {
+	const text = sanitize(JSON.stringify(args, null, 1) ?? "{}", secrets);
+	const lines = text.split("\n").map((line) => oneLine(line, ARG_LINE_CHARS));
+	return lines.length > ARG_LINES ? [...lines.slice(0, ARG_LINES - 1), `… (${lines.length - ARG_LINES + 1} more lines)`] : lines;
+}
+
+/** Whether the setting asks for this tool; `hints` is fetched only for "writes" (it needs the listing). */
+async function asks(setting: ConfirmSetting | undefined, tool: string, hints: () => Promise<Hints | undefined>) {
+	if (setting === undefined || setting === "none") return false;
+	if (setting === "all") return true;
+	if (setting === "writes") return writes(await hints());
+	return setting.some((pattern) => globMatch(pattern, tool));
+}
+
+function refusal(details: McpDetails, text: string): Result {
+	return { content: [{ type: "text", text }], details: { ...details, error: "declined", declined: true }, isError: true };
+}
+
+/**
+ * Asks the user, when the server's `confirm` setting says so, before the call of `tool` (its name as the
+ * server sends it) goes out. Undefined: go ahead. Otherwise the refusal the model reads; its details say
+ * `declined`, which the early start reads as a blocked call (what it started only for this call is closed).
+ */
+export async function confirmCall(
+	ui: CallUi | undefined,
+	session: Session,
+	server: string,
+	tool: string,
+	args: Readonly<Record<string, unknown>>,
+	signal: AbortSignal | undefined,
+): Promise<Result | undefined> {
+	if (!ui) return undefined;
+	const entry = session.config.servers.find((each) => each.name === server);
+	const setting = entry?.config?.confirm;
+	const definition = async (): Promise<Tool["annotations"]> => (await session.runtime.tool(server, tool, signal)).annotations;
+	if (!(await asks(setting, tool, definition))) return undefined;
+	if (session.allowed?.has(server, tool)) return undefined;
+	const shown = `${escapeName(server)}/${escapeName(tool)}`;
+	const details: McpDetails = { action: "call", server, tool };
+	const where = entry?.source.kind === "extension" ? "the extension that registers it" : (entry?.source.path ?? "mcp.json");
+	const said = JSON.stringify(setting);
+	if (!ui.hasUI) {
+		return refusal(
+			details,
+			`mcp call ${shown}: not run. MCP server "${escapeName(server)}" has "confirm": ${said}, so this call needs the user's confirmation, which ${ui.mode} mode cannot ask for. The user can change "confirm" in ${where}. Do not retry this call in this mode.`,
+		);
+	}
+	const hints = setting === "writes" ? await definition() : await definition().catch(() => undefined);
+	const title = [
+		`MCP server "${escapeName(server)}": the model wants to call ${escapeName(tool)}`,
+		`Hints (declared by the server, not guaranteed): ${hintsInWords(hints ?? {})}`,
+		"Arguments:",
+		...argumentLines(args, entry?.config?.secretValues ?? []).map((line) => `  ${line}`),
+	].join("\n");
+	const always = allowAlways(server, tool);
+	const answer = await ui.ui.select(title, [ALLOW_ONCE, always, DENY], { signal }).catch(() => undefined);
+	// Kept by the session (`session.ts`), not by its runtime: each call may get its own view of the runtime.
+	if (answer === always) session.allowed?.add(server, tool);
+	if (answer === ALLOW_ONCE || answer === always) return undefined;
+	return refusal(
+		details,
+		`mcp call ${shown}: the user declined this call (MCP server "${escapeName(server)}" asks before it). It was not run. Do not retry the same call; ask the user what to do instead.`,
+	);
+}

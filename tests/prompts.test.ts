@@ -1,0 +1,198 @@
+/**
+ * The user's own prompts and resources: `/mcp prompt` (the prompt's messages become the user's message and
+ * the model answers it), `/mcp attach` (a resource becomes context the model sees on its next turn), their
+ * errors, Tab completion through the server's lists and `completion/complete`, and `pi-mcp prompt` and
+ * `pi-mcp read`; in a real Pi 1.6 (RPC mode) and from the shell, against a real fixture server.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { completeUserCommand, namedArguments, splitWords } from "../src/manager/prompt.ts";
+import { type JsonEvent, makeSandbox, type Sandbox, startPiRpc } from "./helpers/pi.ts";
+import { FIXTURES, readWire, startedPids } from "./helpers/servers.ts";
+import { openSession } from "./helpers/session.ts";
+
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
+const USER_SERVER = join(FIXTURES, "user-server.mjs");
+
+const sandboxes: Sandbox[] = [];
+after(async () => {
+	await Promise.all(sandboxes.map((sandbox) => sandbox.cleanup()));
+});
+
+async function sandboxWithNotes(): Promise<{ sandbox: Sandbox; log: string }> {
+	const sandbox = await makeSandbox();
+	sandboxes.push(sandbox);
+	const log = join(sandbox.root, "wire.log");
+	const notes = { command: process.execPath, args: [USER_SERVER], env: { FIXTURE_LOG: log } };
+	const other = { command: process.execPath, args: [USER_SERVER], env: { FIXTURE_LOG: `${log}.other` } };
+	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { notes, other } }));
+	return { sandbox, log };
+}
+
+const notices = (records: readonly JsonEvent[]) =>
+	records
+		.filter((record) => record.type === "extension_ui_request" && record.method === "notify")
+		.map((record) => String(record.message));
+
+const finals = (records: readonly JsonEvent[]) =>
+	records.flatMap((record) => {
+		const message = record.message as { role?: string; content?: { type: string; text?: string }[] } | undefined;
+		return record.type === "message_end" && message?.role === "assistant"
+			? [(message.content ?? []).map((block) => block.text ?? "").join("")]
+			: [];
+	});
+
+describe("command words", () => {
+	test("quotes group a value with spaces; name=value words become arguments", () => {
+		assert.deepEqual(splitWords(`prompt notes review file=src/a.ts focus="error handling" 'x=a b'`), [
+			"prompt",
+			"notes",
+			"review",
+			"file=src/a.ts",
+			"focus=error handling",
+			"x=a b",
+		]);
+		assert.deepEqual(splitWords(`a "say \\"hi\\""`), ["a", 'say "hi"']);
+		assert.deepEqual(namedArguments(["a=1", "b=x=y"]), { a: "1", b: "x=y" });
+		assert.throws(() => namedArguments(["lonely"]), /"lonely" is not name=value/);
+	});
+});
+
+describe("/mcp prompt and /mcp attach in a real Pi (RPC)", () => {
+	test("a prompt's messages are the user's message the model answers; a missing argument is named", async () => {
+		const { sandbox, log } = await sandboxWithNotes();
+		const pi = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION],
+			script: [{ text: "MODEL SAW: {{user}}" }],
+			timeoutMs: 60_000,
+		});
+		try {
+			assert.equal(readWire(log).length, 0, "nothing connects at start-up");
+			const missing = await pi.prompt("/mcp prompt notes review focus=style");
+			assert.equal((missing.response.data as { disposition?: string } | undefined)?.disposition, "handled");
+			assert.ok(
+				notices(missing.uiRequests).some((text) =>
+					text.includes('prompt "review" of MCP server "notes" needs the argument "file": give file=<value>'),
+				),
+				notices(missing.uiRequests).join("\n"),
+			);
+			const settled = pi.until("the prompt's run", (record) => (record.type === "agent_settled" ? record : undefined));
+			await pi.prompt('/mcp prompt notes review file=src/a.ts focus="error handling"');
+			await settled;
+			const [answer] = finals(pi.records);
+			assert.match(answer ?? "", /MODEL SAW: .*Please review src\/a\.ts for error handling\.\ncontents of src\/a\.ts/s);
+			assert.equal(existsSync(`${log}.other`), false, "only the named server connects");
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test("an attached resource is context the model sees on its next turn; long text is cut to a file, images stay", async () => {
+		const { sandbox, log } = await sandboxWithNotes();
+		const pi = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION],
+			script: [{ text: "MODEL SAW: {{user}}" }],
+			timeoutMs: 60_000,
+		});
+		try {
+			const attached = await pi.prompt("/mcp attach notes notes://guide");
+			assert.ok(
+				notices(attached.uiRequests).some((text) =>
+					/^Attached notes:\/\/guide \(.*\); the model sees it on its next turn\.$/.test(text),
+				),
+				notices(attached.uiRequests).join("\n"),
+			);
+			const big = await pi.prompt("/mcp attach notes notes://big");
+			const saved = /the rest is in (\S+)\)/.exec(notices(big.uiRequests).join("\n"))?.[1];
+			assert.ok(saved && readFileSync(saved, "utf8").length === 17 * 4000, notices(big.uiRequests).join("\n"));
+			await pi.prompt("/mcp attach notes notes://note/beta");
+			await pi.prompt("/mcp attach notes notes://pixel.png");
+			const wrong = await pi.prompt("/mcp attach notes notes://nothing");
+			assert.ok(notices(wrong.uiRequests).some((text) => /notes:\/\/nothing/.test(text)));
+			assert.equal(finals(pi.records).length, 0, "attaching starts no turn");
+			await pi.prompt("what do they say?");
+			const [answer] = finals(pi.records);
+			assert.match(answer ?? "", /\[MCP resource notes:\/\/guide from server "notes"\]\nGUIDE-TEXT: be kind to fixtures/);
+			assert.match(answer ?? "", /\[Output truncated: .*Full output: /);
+			assert.match(answer ?? "", /note beta\n\[MCP resource notes:\/\/pixel\.png from server "notes"\]\[image:image\/png\]/);
+			assert.match(answer ?? "", /\[image:image\/png\]\nwhat do they say\?$/);
+			assert.equal(startedPids(readWire(log)).length > 0, true);
+		} finally {
+			await pi.close();
+		}
+	});
+});
+
+describe("Tab completion", () => {
+	test("servers' prompts, argument names and values, and resource URIs, from the named server only", async () => {
+		const open = await openSession({
+			notes: { command: process.execPath, args: [USER_SERVER] },
+			broken: { command: "/nonexistent/server" },
+		});
+		try {
+			const { session } = open;
+			const values = async (prefix: string) => (await completeUserCommand(session, prefix))?.map((item) => item.value);
+			assert.deepEqual(await values("prompt notes "), ["prompt notes review", "prompt notes hello"]);
+			assert.deepEqual(await values("prompt notes re"), ["prompt notes review"]);
+			assert.deepEqual(await values("prompt notes review "), ["prompt notes review file=", "prompt notes review focus="]);
+			assert.deepEqual(await values("prompt notes review file=src/"), [
+				"prompt notes review file=src/a.ts",
+				"prompt notes review file=src/b.ts",
+			]);
+			assert.deepEqual(await values('prompt notes review focus="a b" fi'), ['prompt notes review "focus=a b" file=']);
+			assert.deepEqual(await values("attach notes notes://g"), ["attach notes notes://guide"]);
+			assert.equal(await completeUserCommand(session, "prompt notes review"), null, "a whole name gets no menu: Enter runs it");
+			assert.deepEqual(await values("attach notes notes://note/a"), ["attach notes notes://note/alpha"]);
+			assert.equal(await completeUserCommand(session, "prompt nobody "), null);
+			assert.equal(await completeUserCommand(session, "prompt broken "), null, "a failing server offers nothing");
+			assert.deepEqual(
+				session.runtime.status().map((status) => [status.name, status.state]),
+				[
+					["notes", "ready"],
+					["broken", "failed"],
+				],
+			);
+		} finally {
+			await open.close();
+		}
+	});
+});
+
+describe("pi-mcp prompt and pi-mcp read", () => {
+	const cli = (sandbox: Sandbox, ...args: string[]) =>
+		spawnSync(process.execPath, [BIN, ...args], {
+			cwd: sandbox.cwd,
+			env: { ...sandbox.env, TMPDIR: sandbox.root },
+			encoding: "utf8",
+			timeout: 60_000,
+		});
+
+	test("print a prompt's messages and a resource; binary goes to a named file; --json for both", async () => {
+		const { sandbox } = await sandboxWithNotes();
+		const prompt = cli(sandbox, "prompt", "notes", "review", "file=src/a.ts", "focus=error handling");
+		assert.equal(prompt.status, 0, prompt.stderr);
+		assert.equal(prompt.stdout, "user: Please review src/a.ts for error handling.\nuser: contents of src/a.ts\n");
+		const missing = cli(sandbox, "prompt", "notes", "review");
+		assert.equal(missing.status, 2);
+		assert.match(missing.stderr, /needs the argument "file": give file=<value>/);
+		const json = JSON.parse(cli(sandbox, "prompt", "--json", "notes", "hello").stdout) as { messages: unknown[] };
+		assert.deepEqual(json.messages, [{ role: "user", content: { type: "text", text: "Say hello to the fixture." } }]);
+		const read = cli(sandbox, "read", "notes", "notes://guide");
+		assert.equal(read.status, 0, read.stderr);
+		assert.equal(read.stdout, "GUIDE-TEXT: be kind to fixtures\n");
+		const out = join(sandbox.root, "out");
+		const binary = cli(sandbox, "read", "--out", out, "notes", "notes://data.bin");
+		assert.equal(binary.status, 0, binary.stderr);
+		const path = /saved to (\S+)\]/.exec(binary.stdout)?.[1] ?? "";
+		assert.deepEqual([...readFileSync(path)], [0, 1, 2, 3]);
+		const readJson = JSON.parse(cli(sandbox, "read", "--json", "notes", "notes://note/alpha").stdout) as { contents: unknown[] };
+		assert.deepEqual(readJson.contents, [{ uri: "notes://note/alpha", mimeType: "text/plain", text: "note alpha" }]);
+	});
+});
