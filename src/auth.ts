@@ -17,15 +17,14 @@
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
 import { dpopBound } from "./auth/dpop.ts";
 import { KeyringUnavailable, type SecretStore } from "./auth/keyring.ts";
+import { MachineToken } from "./auth/machine-token.ts";
 import { hostProvider } from "./auth/oauth-provider.ts";
 import {
 	type AuthContext,
 	createContext,
 	deadline,
 	expired,
-	expiresAtOf,
 	fetchWith,
-	isStale,
 	keyring,
 	missingVariable,
 	readRecord,
@@ -181,27 +180,23 @@ async function prepareMachine(ctx: AuthContext, config: HttpServerConfig, signal
 		scope: oauth.scope,
 		expectedIssuer: oauth.issuer as string,
 	});
-	const held: { expiresAt?: number; issuedAt?: number; fetching?: Promise<void> } = {};
+	const held = new MachineToken(now);
 	// Shared by concurrent callers; the first caller's signal bounds the requests.
-	const fetchToken = (bound: AbortSignal): Promise<void> => {
-		held.fetching ??= sdk
-			.auth(cc, { serverUrl: config.url, scope: oauth.scope, fetchFn: fetchWith(bound) })
-			.then((result) => {
-				const tokens = cc.tokens();
-				if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
-				remember(tokens.access_token, tokens.refresh_token);
-				held.issuedAt = now();
-				held.expiresAt = expiresAtOf(tokens.expires_in, held.issuedAt);
-			})
-			.catch((error: unknown) => {
-				throw translate(clean, config, error, sdk);
-			})
-			.finally(() => {
-				held.fetching = undefined;
-			});
-		return held.fetching;
-	};
-	const stale = () => !cc.tokens() || isStale(held.expiresAt, now(), held.issuedAt);
+	const fetchToken = (bound: AbortSignal): Promise<void> =>
+		held.fetch(() =>
+			sdk
+				.auth(cc, { serverUrl: config.url, scope: oauth.scope, fetchFn: fetchWith(bound) })
+				.then((result) => {
+					const tokens = cc.tokens();
+					if (result !== "AUTHORIZED" || !tokens) throw new Error("the authorization server issued no token");
+					remember(tokens.access_token, tokens.refresh_token);
+					return tokens.expires_in;
+				})
+				.catch((error: unknown) => {
+					throw translate(clean, config, error, sdk);
+				}),
+		);
+	const stale = () => !cc.tokens() || held.stale();
 	await fetchToken(signal);
 	const provider: AuthProvider = {
 		token: async () => {

@@ -18,13 +18,16 @@ function* textSlices(text: string): Generator<string> {
 		yield text;
 		return;
 	}
-	const at = { start: 0 };
-	while (at.start < text.length) {
-		const end = Math.min(text.length, at.start + SLICE);
-		const safe = end < text.length && /[\uD800-\uDBFF]/.test(text.charAt(end - 1)) ? end - 1 : end;
-		yield text.slice(at.start, safe);
-		at.start = safe;
-	}
+	yield* slicesFrom(text, 0);
+}
+
+/** `textSlices` from `start` on: one slice, then the rest (a few dozen deep for the largest text). */
+function* slicesFrom(text: string, start: number): Generator<string> {
+	if (start >= text.length) return;
+	const end = Math.min(text.length, start + SLICE);
+	const safe = end < text.length && /[\uD800-\uDBFF]/.test(text.charAt(end - 1)) ? end - 1 : end;
+	yield text.slice(start, safe);
+	yield* slicesFrom(text, safe);
 }
 
 /** A string in slices (`textSlices`); bytes as they are. */
@@ -102,15 +105,11 @@ export function cutHead(
 		return { text: pieces.join(""), truncated: false, shownBytes: totalBytes, shownLines: totalLines, totalBytes, totalLines };
 	}
 	const kept: string[] = [];
-	const budget = { bytes: maxBytes, lines: maxLines };
+	const room = new Room(maxBytes, maxLines);
 	for (const piece of pieces) {
-		if (budget.bytes <= 0 || budget.lines <= 0) break;
-		const lineEnd = nthNewline(piece, budget.lines);
-		const byLines = lineEnd === -1 ? piece : piece.slice(0, lineEnd + 1);
-		const head = headBytes(byLines, budget.bytes);
+		if (!room.open) break;
+		const head = room.take(piece);
 		kept.push(head);
-		budget.bytes -= Buffer.byteLength(head);
-		budget.lines -= countNewlines(head);
 		if (head.length < piece.length) break;
 	}
 	const joined = kept.join("");
@@ -126,15 +125,60 @@ export function cutHead(
 	};
 }
 
-/** Counts newlines without allocating (a `match` would build one array slot per line). */
-function countNewlines(text: string): number {
-	const state = { count: 0, at: text.indexOf("\n") };
-	while (state.at !== -1) {
-		state.count += 1;
-		state.at = text.indexOf("\n", state.at + 1);
+/** What is left of the byte and line limits while `cutHead` takes the head, piece by piece. */
+class Room {
+	#bytes: number;
+	#lines: number;
+
+	constructor(bytes: number, lines: number) {
+		this.#bytes = bytes;
+		this.#lines = lines;
 	}
-	return state.count;
+
+	get open(): boolean {
+		return this.#bytes > 0 && this.#lines > 0;
+	}
+
+	/** The head of `piece` that fits, counted against what is left. */
+	take(piece: string): string {
+		const lineEnd = nthNewline(piece, this.#lines);
+		const byLines = lineEnd === -1 ? piece : piece.slice(0, lineEnd + 1);
+		const head = headBytes(byLines, this.#bytes);
+		this.#bytes -= Buffer.byteLength(head);
+		this.#lines -= countNewlines(head);
+		return head;
+	}
 }
+
+/** The newlines of a text, one after another (`indexOf`: no allocation, where a `match` builds one slot per line). */
+class Newlines {
+	readonly #text: string;
+	#at = -1;
+	#seen = 0;
+
+	constructor(text: string) {
+		this.#text = text;
+	}
+
+	/** Moves to the `n`-th newline (1-based): its index, or -1 when there are fewer. */
+	nth(n: number): number {
+		while (this.#seen < n) {
+			const next = this.#text.indexOf("\n", this.#at + 1);
+			if (next === -1) return -1;
+			this.#at = next;
+			this.#seen += 1;
+		}
+		return this.#at;
+	}
+
+	/** Moves past the last newline: how many there are. */
+	count(): number {
+		this.nth(Number.POSITIVE_INFINITY);
+		return this.#seen;
+	}
+}
+
+const countNewlines = (text: string): number => new Newlines(text).count();
 
 /** Bytes and newlines of a piece already encoded (`encodeClean`), so that they are not counted again. */
 export type Counted = Readonly<{ bytes: Uint8Array; newlines: number }>;
@@ -144,28 +188,18 @@ export function pieceTotals(
 	pieces: readonly string[],
 	counted: ReadonlyMap<number, Counted> = new Map(),
 ): Readonly<Pick<Cut, "totalBytes" | "totalLines">> {
-	const sums = { bytes: 0, newlines: 0 };
-	pieces.forEach((piece, index) => {
-		const known = counted.get(index);
-		sums.bytes += known ? known.bytes.length : Buffer.byteLength(piece);
-		sums.newlines += known ? known.newlines : countNewlines(piece);
-	});
+	const totalBytes = pieces.reduce(
+		(sum, piece, index) => sum + (counted.get(index)?.bytes.length ?? Buffer.byteLength(piece)),
+		0,
+	);
+	const newlines = pieces.reduce((sum, piece, index) => sum + (counted.get(index)?.newlines ?? countNewlines(piece)), 0);
 	const last = [...pieces].reverse().find((piece) => piece.length > 0);
-	const totalLines = last === undefined ? 0 : sums.newlines + (last.endsWith("\n") ? 0 : 1);
-	return { totalBytes: sums.bytes, totalLines };
+	const totalLines = last === undefined ? 0 : newlines + (last.endsWith("\n") ? 0 : 1);
+	return { totalBytes, totalLines };
 }
 
 /** Index of the n-th newline (1-based), or -1. */
-function nthNewline(text: string, n: number): number {
-	const found = { index: -1, seen: 0 };
-	while (found.seen < n) {
-		const next = text.indexOf("\n", found.index + 1);
-		if (next === -1) return -1;
-		found.index = next;
-		found.seen += 1;
-	}
-	return found.index;
-}
+const nthNewline = (text: string, n: number): number => new Newlines(text).nth(n);
 
 // ---------------------------------------------------------------------------------------------
 // Large texts encoded once

@@ -79,13 +79,23 @@ export type LockOptions = Readonly<{
 
 const EXCLUSIVE = constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW;
 
-/** Nonces of the locks this process holds, shared by every copy of this module in the process. */
-const heldHere = (() => {
-	const slot = globalThis as unknown as Record<symbol, Set<string> | undefined>;
-	const key = Symbol.for("pi-mcp.locks");
-	slot[key] ??= new Set<string>();
-	return slot[key];
-})();
+const LOCKS = Symbol.for("pi-mcp.locks");
+
+/**
+ * Nonces of the locks this process holds. On `globalThis` because Pi loads extensions through jiti
+ * without a module cache, so one process may run two copies of this module: a lock that one copy
+ * holds must not look abandoned (this pid, an unknown nonce) to the other.
+ */
+function locksOfProcess(): Set<string> {
+	const shared = globalThis as typeof globalThis & { [LOCKS]?: Set<string> };
+	const found = shared[LOCKS];
+	if (found) return found;
+	const made = new Set<string>();
+	shared[LOCKS] = made;
+	return made;
+}
+
+const heldHere = locksOfProcess();
 
 const errorCode = (error: unknown) => (error as { code?: unknown }).code;
 

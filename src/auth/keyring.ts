@@ -39,22 +39,27 @@ export class KeyringUnavailable extends Error {
 
 type KeyringModule = typeof import("@napi-rs/keyring");
 
-/** The keyring module once loaded (or loading); cleared after a failure so that the next call tries again. */
-const loaded: { keyring?: Promise<KeyringModule> } = {};
-
 /**
  * Loaded on first use only: registering the extension must not load native code. Node's ESM loader
  * caches the module, but Pi loads extensions through jiti with `moduleCache: false`, where every
  * `import()` resolves and wraps the module again (about 2 ms each, measured; the native code itself
- * loads once): hence this memo, kept here because this module imports nothing of `src/`.
+ * loads once): hence this memo of one module for the process, kept here because this module imports
+ * nothing of `src/`. A failed load is forgotten, so that the next call tries again.
  */
-function loadKeyring(): Promise<KeyringModule> {
-	loaded.keyring ??= import("@napi-rs/keyring").catch((error: unknown) => {
-		loaded.keyring = undefined;
-		throw error;
-	});
-	return loaded.keyring;
+class KeyringLoader {
+	#loading?: Promise<KeyringModule>;
+
+	load(): Promise<KeyringModule> {
+		this.#loading ??= import("@napi-rs/keyring").catch((error: unknown) => {
+			this.#loading = undefined;
+			throw error;
+		});
+		return this.#loading;
+	}
 }
+
+const keyringLoader = new KeyringLoader();
+const loadKeyring = (): Promise<KeyringModule> => keyringLoader.load();
 
 /** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
 const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };

@@ -64,9 +64,12 @@ function invalidated(scope: string): RecordPatch {
  * made only for a new grant (the code exchange) from a server that offers DPoP, stored with its tokens.
  */
 function dpopKey(ctx: AuthContext, work: Work): DpopKey | undefined {
-	const alg = dpopAlgOf(work.discovery?.authorizationServerMetadata);
-	work.dpop ??= ctx.get(work.account).record?.dpop ?? (work.exchanging && alg ? newDpopKey(alg) : undefined);
-	return work.dpop;
+	const { dpop: held, discovery, exchanging } = work.get();
+	if (held) return held;
+	const alg = dpopAlgOf(discovery?.authorizationServerMetadata);
+	const dpop = ctx.get(work.account).record?.dpop ?? (exchanging && alg ? newDpopKey(alg) : undefined);
+	if (dpop) work.set({ dpop });
+	return dpop;
 }
 
 export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) => Promise<string>): OAuthClientProvider {
@@ -78,12 +81,12 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 	remember(secret);
 	const provider: OAuthClientProvider = {
 		get redirectUrl() {
-			return work.redirectUri ?? placeholderRedirect(config);
+			return work.get().redirectUri ?? placeholderRedirect(config);
 		},
 		get clientMetadata(): OAuthClientMetadata {
 			return {
 				client_name: clientName,
-				redirect_uris: [work.redirectUri ?? placeholderRedirect(config)],
+				redirect_uris: [work.get().redirectUri ?? placeholderRedirect(config)],
 				grant_types: ["authorization_code", "refresh_token"],
 				response_types: ["code"],
 				token_endpoint_auth_method: "none",
@@ -93,8 +96,8 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 		clientInformation: (): StoredOAuthClientInformation | undefined =>
 			clientId !== undefined
 				? { client_id: clientId, ...(secret ? { client_secret: secret } : {}), issuer: oauth?.issuer }
-				: work.register || work.client
-					? work.client
+				: work.get().register || work.get().client
+					? work.get().client
 					: ctx.get(account).record?.client,
 		tokens: () => ctx.get(account).record?.tokens,
 		saveTokens: async (tokens: StoredOAuthTokens) => {
@@ -104,49 +107,50 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 			const same = current?.tokens?.access_token === tokens.access_token;
 			const expiresAt = same ? current?.expiresAt : expiresAtOf(tokens.expires_in, now());
 			const issuedAt = same ? current?.issuedAt : now();
-			const client = work.client ? { client: work.client } : {};
-			const discovery = work.deferred && work.discovery ? { discovery: work.discovery } : {};
-			const dpop = work.dpop ? { dpop: work.dpop } : {};
+			const run = work.get();
+			const client = run.client ? { client: run.client } : {};
+			const discovery = run.deferred && run.discovery ? { discovery: run.discovery } : {};
+			const dpop = run.dpop ? { dpop: run.dpop } : {};
 			const issuer = tokens.issuer ?? current?.issuer;
-			await update(account, { tokens, expiresAt, issuedAt, issuer, ...client, ...discovery, ...dpop }, work.signal);
+			await update(account, { tokens, expiresAt, issuedAt, issuer, ...client, ...discovery, ...dpop }, run.signal);
 		},
 		redirectToAuthorization: (url: URL) => {
-			work.url = url.href;
+			work.set({ url: url.href });
 		},
 		saveCodeVerifier: (verifier: string) => {
 			remember(verifier);
-			work.verifier = verifier;
+			work.set({ verifier });
 		},
 		codeVerifier: () => {
-			if (work.verifier === undefined) throw new Error("no sign-in is in progress for this server");
-			return work.verifier;
+			const { verifier } = work.get();
+			if (verifier === undefined) throw new Error("no sign-in is in progress for this server");
+			return verifier;
 		},
 		// Called by auth() right before it builds the link: the loopback flow starts only then.
 		state: () => begin(work),
 		saveDiscoveryState: async (state: OAuthDiscoveryState) => {
 			// A pre-registered client is bound to its issuer by the SDK; a registered one by this check.
 			if (clientId === undefined) checkIssuer(clean, config, state);
-			work.discovery = state;
-			if (!work.deferred) await update(account, { discovery: state }, work.signal);
+			work.set({ discovery: state });
+			const { deferred, signal } = work.get();
+			if (!deferred) await update(account, { discovery: state }, signal);
 		},
-		discoveryState: () => work.discovery,
+		discoveryState: () => work.get().discovery,
 		dpop: () => {
 			const key = dpopKey(ctx, work);
 			return key ? ctx.signer(account, key) : undefined;
 		},
 		invalidateCredentials: async (scope) => {
 			// A refused exchange must not cost the stored sign-in (anyone with the link's state can send a code).
-			if (work.exchanging && (scope === "tokens" || scope === "client" || scope === "all")) {
+			if (work.get().exchanging && (scope === "tokens" || scope === "client" || scope === "all")) {
 				throw new ExchangeRefused(scope === "tokens" ? "grant" : "client");
 			}
-			if (scope === "verifier") work.verifier = undefined;
-			if (scope === "discovery" || scope === "all") work.discovery = undefined;
-			if (scope === "client" || scope === "all") {
-				work.client = undefined;
-				work.register = true;
-			}
+			if (scope === "verifier") work.set({ verifier: undefined });
+			if (scope === "discovery" || scope === "all") work.set({ discovery: undefined });
+			if (scope === "client" || scope === "all") work.set({ client: undefined, register: true });
 			const patch = invalidated(scope);
-			if (Object.keys(patch).length > 0 && !work.deferred) await update(account, patch, work.signal);
+			const { deferred, signal } = work.get();
+			if (Object.keys(patch).length > 0 && !deferred) await update(account, patch, signal);
 		},
 	};
 	// A client ID metadata document (CIMD) is the client ID where the authorization server supports it.
@@ -158,7 +162,7 @@ export function hostProvider(ctx: AuthContext, work: Work, begin: (work: Work) =
 		// client and tokens that belong together.
 		provider.saveClientInformation = (info: StoredOAuthClientInformation) => {
 			remember(info.client_secret);
-			work.client = info;
+			work.set({ client: info });
 		};
 	}
 	return provider;

@@ -4,7 +4,7 @@
  * when its tokens count as expired. The session's shared copy: per server (keyed by its keyring
  * account) one readonly `ServerAuth`, replaced whole, with the latest keyring record, the pending
  * link, the refresh in flight and the client-credentials provider; every secret seen, for the
- * sanitiser; and `Work`, the state of one `auth()` run that signin.ts and oauth-provider.ts share.
+ * sanitiser; and `Work`, one `auth()` run that signin.ts and oauth-provider.ts share.
  * `auth.ts`, `signin.ts` and `refresh.ts` each own their fields and re-read the record after
  * every `await`.
  */
@@ -190,13 +190,10 @@ export type ServerAuth = Readonly<{
 	signing?: Readonly<{ key: DpopKey; session: Promise<DpopSession> }>;
 }>;
 
-/** Per-operation state of one `auth()` run (and, for a link, of its callback leg). */
-export type Work = {
-	readonly config: HttpServerConfig;
+/** What changes during one `auth()` run (and, for a link, its callback leg). */
+export type WorkState = Readonly<{
 	/** Bounds every request and keyring call of the run (the setup signal, or a deadline). */
 	signal: AbortSignal;
-	readonly account: string;
-	readonly scope?: string;
 	/** Register a new client instead of using the stored one (its registration may not cover the scope). */
 	register?: boolean;
 	/** A client registered during this run; stored together with the tokens it obtains. */
@@ -216,7 +213,30 @@ export type Work = {
 	redirectUri?: string;
 	verifier?: string;
 	url?: string;
-};
+}>;
+
+/** One `auth()` run: what it is for, and its state in a slot replaced whole (signin.ts and oauth-provider.ts share it). */
+export class Work {
+	readonly config: HttpServerConfig;
+	readonly account: string;
+	readonly scope?: string;
+	#now: WorkState;
+
+	constructor(config: HttpServerConfig, account: string, scope: string | undefined, start: WorkState) {
+		this.config = config;
+		this.account = account;
+		this.scope = scope;
+		this.#now = start;
+	}
+
+	get(): WorkState {
+		return this.#now;
+	}
+
+	set(patch: Partial<WorkState>): void {
+		this.#now = { ...this.#now, ...patch };
+	}
+}
 
 export type RecordPatch = Partial<Omit<CredentialRecord, "version" | "updatedAt">>;
 

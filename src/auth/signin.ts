@@ -12,7 +12,7 @@ import { FLOW_TTL_MS, type Flow, linkText, notices, type Reason } from "../login
 import type { HttpServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 import { KeyringUnavailable } from "./keyring.ts";
-import { type AuthContext, deadline, fetchWith, missingVariable, type Work } from "./record.ts";
+import { type AuthContext, deadline, fetchWith, missingVariable, Work } from "./record.ts";
 
 /** What a 401's `WWW-Authenticate` names. */
 export type Challenge = Readonly<{ scope?: string; resourceMetadataUrl?: URL }>;
@@ -98,7 +98,8 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 
 	/** Registers the loopback flow once per run; resolves to its `state`. */
 	async function beginFlow(work: Work): Promise<string> {
-		if (work.state !== undefined) return work.state;
+		const begun = work.get().state;
+		if (begun !== undefined) return begun;
 		const state = randomBytes(32).toString("base64url");
 		const redirectUri = await login.begin({
 			server: work.config.name,
@@ -106,8 +107,7 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 			redirectUri: work.config.oauth?.redirectUri,
 			onCallback: (params) => completeFlow(ctx, (run) => hostProvider(run, beginFlow), work, params),
 		});
-		work.state = state;
-		work.redirectUri = redirectUri;
+		work.set({ state, redirectUri });
 		return state;
 	}
 
@@ -125,15 +125,12 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 		if (variable !== undefined && !env[variable]) throw missingVariable(config, "oauth.clientSecretEnv", variable, ctx.words);
 		// Only a refresh reuses the stored discovery; every new sign-in discovers afresh.
 		const refreshable = !run.force && record?.tokens?.refresh_token !== undefined;
-		const work: Work = {
-			config,
+		const work = new Work(config, account, scope, {
 			signal: run.signal,
-			account,
-			scope,
 			register: run.register,
 			discovery: refreshable ? record?.discovery : undefined,
 			deferred: !refreshable,
-		};
+		});
 		const registered = config.oauth?.clientId !== undefined || (record?.client !== undefined && !run.register);
 		try {
 			// Without a refresh token the run ends at the link, and registration needs the redirect URI.
@@ -145,16 +142,17 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 				resourceMetadataUrl: run.resourceMetadataUrl,
 				forceReauthorization: run.force,
 			});
+			const { state, url } = work.get();
 			if (result === "AUTHORIZED") {
-				if (work.state !== undefined) login.cancel(work.state);
+				if (state !== undefined) login.cancel(state);
 				return undefined;
 			}
-			if (work.url === undefined || work.state === undefined) throw new Error("no authorization link was produced");
+			if (url === undefined || state === undefined) throw new Error("no authorization link was produced");
 			const previous = ctx.get(account).flow;
-			if (previous && previous.state !== work.state) login.cancel(previous.state);
+			if (previous && previous.state !== state) login.cancel(previous.state);
 			const flow: Flow = {
-				state: work.state,
-				url: work.url,
+				state,
+				url,
 				expiresAt: now() + FLOW_TTL_MS,
 				reason: run.reason,
 				scope: run.scope,
@@ -162,7 +160,8 @@ export function createSignIn(ctx: AuthContext, hostProvider: HostProviderFactory
 			ctx.set(account, { flow });
 			return required(clean, config, flow, ctx.words);
 		} catch (error) {
-			if (work.state !== undefined) login.cancel(work.state);
+			const { state } = work.get();
+			if (state !== undefined) login.cancel(state);
 			throw translate(clean, config, error, sdk);
 		}
 	}
@@ -180,7 +179,7 @@ async function completeFlow(
 	const { remember, clean, loadSdk } = ctx;
 	const { config, account } = work;
 	const name = config.name;
-	if (ctx.get(account).flow?.state === work.state) ctx.set(account, { flow: undefined });
+	if (ctx.get(account).flow?.state === work.get().state) ctx.set(account, { flow: undefined });
 	const fail = (text: string): never => {
 		const message = clean(config, text);
 		ctx.notify(name, message, false);
@@ -196,13 +195,12 @@ async function completeFlow(
 	const code = params.get("code") ?? "";
 	remember(code);
 	const sdk = await loadSdk();
-	work.exchanging = true;
-	work.deferred = true;
-	work.signal = deadline(config);
+	const signal = deadline(config);
+	work.set({ exchanging: true, deferred: true, signal });
 	try {
 		const result = await sdk.auth(provider(work), {
 			serverUrl: config.url,
-			fetchFn: fetchWith(work.signal),
+			fetchFn: fetchWith(signal),
 			authorizationCode: code,
 			iss: params.get("iss") ?? undefined,
 			scope: work.scope,

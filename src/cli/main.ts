@@ -40,6 +40,15 @@ function classify(error: unknown, signal: AbortSignal): Readonly<{ message: stri
 	return { message: `pi-mcp: ${sanitize((error as Error).message)}`, code: "failed", exit: EXIT.failed };
 }
 
+/** The parsed arguments, or the usage error that refused them. */
+function parsedOrError(argv: readonly string[]): ReturnType<typeof parseArgs> | UsageError {
+	try {
+		return parseArgs(argv);
+	} catch (error) {
+		return error as UsageError;
+	}
+}
+
 /**
  * Runs one command; resolves to the exit code. Everything started is stopped before it resolves;
  * `mark` is put on every server process of this run (see `sweep`).
@@ -51,13 +60,7 @@ export async function main(
 	mark: string = randomUUID(),
 ): Promise<number> {
 	const json = wantsJson(argv);
-	const parsed = (() => {
-		try {
-			return parseArgs(argv);
-		} catch (error) {
-			return error as UsageError;
-		}
-	})();
+	const parsed = parsedOrError(argv);
 	if (parsed instanceof Error) {
 		const help = HELP[parsed.command ?? "main"] ?? HELP.main;
 		return failure(io, json, `pi-mcp: ${parsed.message}${json ? "" : `\n\n${help}`}`, "usage", EXIT.usage);

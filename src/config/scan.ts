@@ -23,17 +23,64 @@ export type Scan = Readonly<{
 	tooDeep: readonly TooDeep[];
 }>;
 
-type Frame = {
+/** One open object or array: its path, the keys met so far and where its next value goes. */
+class Frame {
 	readonly object: boolean;
 	readonly path: readonly string[];
 	readonly start: number;
-	readonly keys: Map<string, number[]>;
-	key?: string;
-	index: number;
-	expectKey: boolean;
+	readonly keys = new Map<string, number[]>();
+	#key?: string;
+	#index = 0;
+	#expectKey: boolean;
 	/** Something inside opened deeper than the limit: this value is blanked out when it closes. */
-	deep: boolean;
-};
+	#deep = false;
+
+	constructor(object: boolean, path: readonly string[], start: number) {
+		this.object = object;
+		this.path = path;
+		this.start = start;
+		this.#expectKey = object;
+	}
+
+	get key(): string | undefined {
+		return this.#key;
+	}
+
+	get deep(): boolean {
+		return this.#deep;
+	}
+
+	/** The path of a value opened inside this one. */
+	childPath(): readonly string[] {
+		return [...this.path, this.object ? (this.#key ?? "") : `[${this.#index}]`];
+	}
+
+	/** A string here is a key (not a value). */
+	get expectsKey(): boolean {
+		return this.object && this.#expectKey;
+	}
+
+	/** A key, where one is expected, recorded with its line. */
+	named(name: string, line: number): void {
+		const lines = this.keys.get(name);
+		if (lines) lines.push(line);
+		else this.keys.set(name, [line]);
+		this.#key = name;
+		this.#expectKey = false;
+	}
+
+	comma(): void {
+		if (this.object) this.#expectKey = true;
+		else this.#index += 1;
+	}
+
+	/** Marks this value too deep; true the first time. */
+	markDeep(): boolean {
+		if (this.#deep) return false;
+		this.#deep = true;
+		return true;
+	}
+}
 
 /** A field's value sits at depth 4: the root object, `mcpServers`, the entry, the value. */
 const FIELD_DEPTH = 4;
@@ -51,14 +98,37 @@ const isClose = (char: string) => char === "}" || char === "]";
  */
 const TOKEN = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"?|[{[][\s{[]*|[}\]][\s}\]]*|,/g;
 
+/** A classic index loop over a string, without `let`: where the walk is and what it counted. */
+class Walk {
+	#at: number;
+	#count = 0;
+
+	constructor(from: number) {
+		this.#at = from;
+	}
+
+	get at(): number {
+		return this.#at;
+	}
+
+	get count(): number {
+		return this.#count;
+	}
+
+	/** Moves on one character, counting it when `counts`. */
+	step(counts: boolean): void {
+		if (counts) this.#count += 1;
+		this.#at += 1;
+	}
+}
+
+const isSpace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
+
 /** Brackets in a run from `from` (its characters other than whitespace); a loop: a regex replace is 100x slower. */
 function bracketCount(run: string, from = 0): number {
-	const at = { i: from, count: 0 };
-	for (; at.i < run.length; at.i += 1) {
-		const code = run.charCodeAt(at.i);
-		if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) at.count += 1;
-	}
-	return at.count;
+	const walk = new Walk(from);
+	while (walk.at < run.length) walk.step(!isSpace(run.charCodeAt(walk.at)));
+	return walk.count;
 }
 
 function keyOf(token: string): string {
@@ -71,24 +141,30 @@ function keyOf(token: string): string {
 }
 
 /** Line numbers of increasing offsets, counted once over the text. */
-function lineCounter(text: string): (offset: number) => number {
-	const at = { offset: 0, line: 1 };
-	return (offset) => {
+class LineCounter {
+	readonly #text: string;
+	#offset = 0;
+	#line = 1;
+
+	constructor(text: string) {
+		this.#text = text;
+	}
+
+	lineAt(offset: number): number {
 		for (;;) {
-			const next = text.indexOf("\n", at.offset);
-			if (next === -1 || next >= offset) break;
-			at.line += 1;
-			at.offset = next + 1;
+			const next = this.#text.indexOf("\n", this.#offset);
+			if (next === -1 || next >= offset) return this.#line;
+			this.#line += 1;
+			this.#offset = next + 1;
 		}
-		return at.line;
-	};
+	}
 }
 
 /** Newlines in `text` between `start` and `end`. */
 function newlines(text: string, start: number, end: number): number {
-	const at = { i: start, count: 0 };
-	for (; at.i < end; at.i += 1) if (text.charCodeAt(at.i) === 0x0a) at.count += 1;
-	return at.count;
+	const walk = new Walk(start);
+	while (walk.at < end) walk.step(text.charCodeAt(walk.at) === 0x0a);
+	return walk.count;
 }
 
 /**
@@ -113,95 +189,94 @@ function whereDeep(stack: readonly Frame[]): TooDeep {
 	return { entry: servers.key, field: entry?.object ? entry.key : undefined };
 }
 
-type State = {
-	readonly text: string;
-	readonly stack: Frame[];
-	readonly duplicates: Duplicate[];
-	readonly tooDeep: TooDeep[];
-	readonly spans: [number, number][];
-	readonly lineAt: (offset: number) => number;
-	/** Containers open beyond `LIMIT` (counted, not tracked as frames). */
-	beyond: number;
-};
-
-function push(state: State, code: number, start: number): void {
-	const { stack } = state;
-	const top = stack.at(-1);
-	const path = top === undefined ? [] : [...top.path, top.object ? (top.key ?? "") : `[${top.index}]`];
-	stack.push({ object: code === 0x7b, path, start, keys: new Map(), index: 0, expectKey: code === 0x7b, deep: false });
-}
-
-function pop(state: State, end: number): void {
-	const frame = state.stack.pop();
-	if (!frame) return;
-	for (const [key, lines] of frame.keys) if (lines.length > 1) state.duplicates.push({ path: frame.path, key, lines });
-	if (frame.deep) state.spans.push([frame.start, end]);
-}
-
-/** A run of opening brackets: frames up to `LIMIT`, the rest counted and their field marked. */
-function opens(state: State, run: string, offset: number): void {
-	const at = { j: 0 };
-	for (; at.j < run.length && state.beyond === 0 && state.stack.length < LIMIT; at.j += 1) {
-		const char = run.charAt(at.j);
-		if (isOpen(char)) push(state, char.charCodeAt(0), offset + at.j);
-	}
-	const rest = bracketCount(run, at.j);
-	if (rest === 0) return;
-	const target = state.stack[FIELD_DEPTH - 1];
-	if (state.beyond === 0 && target && !target.deep) {
-		target.deep = true;
-		state.tooDeep.push(whereDeep(state.stack));
-	}
-	state.beyond += rest;
-}
-
 /** Where a run's brackets after the first `count` begin. */
 function after(run: string, count: number): number {
 	if (count === 0 || bracketCount(run) === run.length) return count;
-	const at = { j: 0, left: count };
-	for (; at.left > 0; at.j += 1) if (isClose(run.charAt(at.j))) at.left -= 1;
-	return at.j;
+	const walk = new Walk(0);
+	while (walk.count < count) walk.step(isClose(run.charAt(walk.at)));
+	return walk.at;
 }
 
-/** A run of closing brackets: the counted ones first, then frames. */
-function closes(state: State, run: string, offset: number): void {
-	const counted = Math.min(state.beyond, bracketCount(run));
-	state.beyond -= counted;
-	for (const at = { j: after(run, counted) }; at.j < run.length; at.j += 1) {
-		if (isClose(run.charAt(at.j))) pop(state, offset + at.j + 1);
+/** The scan's state, one token at a time: the open frames, and what was found. */
+class Scanner {
+	readonly #stack: Frame[] = [];
+	readonly #lines: LineCounter;
+	readonly duplicates: Duplicate[] = [];
+	readonly tooDeep: TooDeep[] = [];
+	readonly spans: [number, number][] = [];
+	/** Containers open beyond `LIMIT` (counted, not tracked as frames). */
+	#beyond = 0;
+
+	constructor(text: string) {
+		this.#lines = new LineCounter(text);
 	}
-}
 
-function key(state: State, token: string, offset: number): void {
-	const top = state.stack.at(-1);
-	if (state.beyond > 0 || !top?.object || !top.expectKey) return;
-	const name = keyOf(token);
-	const lines = top.keys.get(name);
-	if (lines) lines.push(state.lineAt(offset));
-	else top.keys.set(name, [state.lineAt(offset)]);
-	top.key = name;
-	top.expectKey = false;
+	token(token: string, offset: number): void {
+		const code = token.charCodeAt(0);
+		if (code === QUOTE) this.#key(token, offset);
+		else if (code === COMMA) {
+			if (this.#beyond === 0) this.#stack.at(-1)?.comma();
+		} else if (isOpen(token.charAt(0))) this.#opens(token, offset);
+		else this.#closes(token, offset);
+	}
+
+	/** An unclosed file: what is still open ends with the text (JSON.parse then reports where). */
+	end(length: number): void {
+		while (this.#stack.length > 0) this.#pop(length);
+	}
+
+	#push(code: number, start: number): void {
+		const path = this.#stack.at(-1)?.childPath() ?? [];
+		this.#stack.push(new Frame(code === 0x7b, path, start));
+	}
+
+	#pop(end: number): void {
+		const frame = this.#stack.pop();
+		if (!frame) return;
+		for (const [key, lines] of frame.keys) if (lines.length > 1) this.duplicates.push({ path: frame.path, key, lines });
+		if (frame.deep) this.spans.push([frame.start, end]);
+	}
+
+	/** A run of opening brackets: frames up to `LIMIT`, the rest counted and their field marked. */
+	#opens(run: string, offset: number): void {
+		const walk = new Walk(0);
+		while (walk.at < run.length && this.#beyond === 0 && this.#stack.length < LIMIT) {
+			const char = run.charAt(walk.at);
+			if (isOpen(char)) this.#push(char.charCodeAt(0), offset + walk.at);
+			walk.step(false);
+		}
+		const rest = bracketCount(run, walk.at);
+		if (rest === 0) return;
+		const target = this.#stack[FIELD_DEPTH - 1];
+		if (this.#beyond === 0 && target?.markDeep()) this.tooDeep.push(whereDeep(this.#stack));
+		this.#beyond += rest;
+	}
+
+	/** A run of closing brackets: the counted ones first, then frames. */
+	#closes(run: string, offset: number): void {
+		const counted = Math.min(this.#beyond, bracketCount(run));
+		this.#beyond -= counted;
+		const walk = new Walk(after(run, counted));
+		while (walk.at < run.length) {
+			if (isClose(run.charAt(walk.at))) this.#pop(offset + walk.at + 1);
+			walk.step(false);
+		}
+	}
+
+	#key(token: string, offset: number): void {
+		const top = this.#stack.at(-1);
+		if (this.#beyond > 0 || !top?.expectsKey) return;
+		top.named(keyOf(token), this.#lines.lineAt(offset));
+	}
 }
 
 /** Keys given twice and values nested too deep, in one pass; see the file comment. */
 export function scanJson(text: string): Scan {
-	const state: State = { text, stack: [], duplicates: [], tooDeep: [], spans: [], lineAt: lineCounter(text), beyond: 0 };
-	for (const match of text.matchAll(TOKEN)) {
-		const token = match[0];
-		const code = token.charCodeAt(0);
-		if (code === QUOTE) key(state, token, match.index);
-		else if (code === COMMA) {
-			const top = state.stack.at(-1);
-			if (state.beyond > 0 || !top) continue;
-			if (top.object) top.expectKey = true;
-			else top.index += 1;
-		} else if (isOpen(token.charAt(0))) opens(state, token, match.index);
-		else closes(state, token, match.index);
-	}
-	// An unclosed file: what is still open ends with the text (JSON.parse then reports where).
-	while (state.stack.length > 0) pop(state, text.length);
-	const spans = state.spans.sort((a, b) => a[0] - b[0]);
-	return { text: blank(text, spans), duplicates: state.duplicates, tooDeep: state.tooDeep };
+	const scanner = new Scanner(text);
+	for (const match of text.matchAll(TOKEN)) scanner.token(match[0], match.index);
+	scanner.end(text.length);
+	const spans = scanner.spans.sort((a, b) => a[0] - b[0]);
+	return { text: blank(text, spans), duplicates: scanner.duplicates, tooDeep: scanner.tooDeep };
 }
 
 /** `lines 3 and 5`, `lines 2, 4 and 9`; past five uses, `lines 1, 2, 3, 4, … and 900 (1000 uses)`. */

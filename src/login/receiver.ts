@@ -23,17 +23,43 @@ export class CallbackRejected extends Error {
 	override readonly name = "CallbackRejected";
 }
 
-type Listener = {
+class Listener {
 	readonly key: string;
 	/** One server per loopback address (two for `localhost`: 127.0.0.1 and ::1). */
-	readonly servers: Server[];
+	readonly servers: Server[] = [];
 	/** Resolves to the bound port. */
 	readonly ready: Promise<number>;
+	#bound: Readonly<{ host?: string; origin?: string }> = {};
+	#busy = 0;
+
+	/** `start` binds the servers (it runs at once) and resolves to the port. */
+	constructor(key: string, start: (listener: Listener) => Promise<number>) {
+		this.key = key;
+		this.ready = start(this);
+	}
+
 	/** Exact `Host` header and `Origin` a legitimate callback carries, known once bound. */
-	readonly bound: { host?: string; origin?: string };
+	get bound(): Readonly<{ host?: string; origin?: string }> {
+		return this.#bound;
+	}
+
+	boundAs(host: string, origin: string): void {
+		this.#bound = { host, origin };
+	}
+
 	/** Callbacks being answered (the listener stays open until they are). */
-	readonly busy: { count: number };
-};
+	get busy(): number {
+		return this.#busy;
+	}
+
+	enter(): void {
+		this.#busy += 1;
+	}
+
+	leave(): void {
+		this.#busy -= 1;
+	}
+}
 
 type Pending = Readonly<{
 	flow: LoginFlow;
@@ -103,7 +129,7 @@ function flowsOn(s: Service, key: string): number {
 
 function closeIfIdle(s: Service, key: string): void {
 	const listener = s.listeners.get(key);
-	if (!listener || flowsOn(s, key) > 0 || listener.busy.count > 0) return;
+	if (!listener || flowsOn(s, key) > 0 || listener.busy > 0) return;
 	s.listeners.delete(key);
 	const closed = listener.servers.map(
 		(server) =>
@@ -185,7 +211,7 @@ async function handle(s: Service, listener: Listener, req: IncomingMessage, res:
 		reply(res, verdict.status, REFUSED, extra);
 		return;
 	}
-	listener.busy.count += 1;
+	listener.enter();
 	try {
 		const server = verdict.pending.flow.server;
 		const outcome = await consume(s, verdict.pending, verdict.params);
@@ -195,7 +221,7 @@ async function handle(s: Service, listener: Listener, req: IncomingMessage, res:
 			reply(res, 400, `pi-mcp: sign-in to MCP server "${server}" did not complete. Return to Pi for details.`);
 		}
 	} finally {
-		listener.busy.count -= 1;
+		listener.leave();
 		res.once("close", () => closeIfIdle(s, listener.key));
 		if (res.writableFinished) closeIfIdle(s, listener.key);
 	}
@@ -205,8 +231,20 @@ async function handle(s: Service, listener: Listener, req: IncomingMessage, res:
 function listen(s: Service, key: string, addresses: readonly string[], port: number, configured: URL | undefined): Listener {
 	const existing = s.listeners.get(key);
 	if (existing) return existing;
-	const servers: Server[] = [];
-	const bound: Listener["bound"] = {};
+	const listener = new Listener(key, (self) => bindAll(s, self, addresses, port, configured));
+	s.listeners.set(key, listener);
+	return listener;
+}
+
+/** Binds the listener's servers, one per address; resolves to the port, or closes them all and rejects. */
+async function bindAll(
+	s: Service,
+	listener: Listener,
+	addresses: readonly string[],
+	port: number,
+	configured: URL | undefined,
+): Promise<number> {
+	const { servers } = listener;
 	const open = (): Server => {
 		const server = createServer({ maxHeaderSize: 8192, requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 1 });
 		server.on("request", (req: IncomingMessage, res: ServerResponse) => {
@@ -218,7 +256,7 @@ function listen(s: Service, key: string, addresses: readonly string[], port: num
 		return server;
 	};
 	const [first = "127.0.0.1", ...more] = addresses;
-	const ready = (async () => {
+	try {
 		const actual = await bind(open(), port, first);
 		// The other family on the same port; only a missing IPv6 loopback is tolerated.
 		for (const address of more) {
@@ -228,16 +266,15 @@ function listen(s: Service, key: string, addresses: readonly string[], port: num
 				if (!noAddress(error)) throw Object.assign(error as Error, { address });
 			});
 		}
-		bound.host = configured ? configured.host : `${first}:${actual}`;
-		bound.origin = configured ? configured.origin : `http://${first}:${actual}`;
+		listener.boundAs(
+			configured ? configured.host : `${first}:${actual}`,
+			configured ? configured.origin : `http://${first}:${actual}`,
+		);
 		return actual;
-	})().catch((error: unknown) => {
+	} catch (error) {
 		for (const server of servers) server.close();
 		throw error;
-	});
-	const listener: Listener = { key, servers, ready, bound, busy: { count: 0 } };
-	s.listeners.set(key, listener);
-	return listener;
+	}
 }
 
 /** See `LoginService.begin`. */

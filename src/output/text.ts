@@ -23,20 +23,48 @@ const STRING_8 = new Set([0x90, 0x98, 0x9d, 0x9e, 0x9f]);
 
 const within = (code: number, low: number, high: number) => code >= low && code <= high;
 
-/** After a CSI opener: parameters, intermediates, and the final byte when there is one. */
-function csiEnd(text: string, from: number): number {
-	const at = { i: from };
-	while (within(text.charCodeAt(at.i), 0x30, 0x3f)) at.i += 1;
-	while (within(text.charCodeAt(at.i), 0x20, 0x2f)) at.i += 1;
-	return within(text.charCodeAt(at.i), 0x40, 0x7e) ? at.i + 1 : at.i;
+/** A position in a text that only moves forward: the cursor of one sequence's scan. */
+class Cursor {
+	readonly #text: string;
+	#at: number;
+
+	constructor(text: string, at: number) {
+		this.#text = text;
+		this.#at = at;
+	}
+
+	get at(): number {
+		return this.#at;
+	}
+
+	/** The code unit at `offset` from here (NaN past the end). */
+	code(offset = 0): number {
+		return this.#text.charCodeAt(this.#at + offset);
+	}
+
+	move(by: number): this {
+		this.#at += by;
+		return this;
+	}
+
+	/** Moves past a run of code units from `low` to `high`. */
+	skip(low: number, high: number): this {
+		while (within(this.code(), low, high)) this.#at += 1;
+		return this;
+	}
+
+	/** Past the final byte from `low` to `high` when there is one, else here. */
+	endAfter(low: number, high: number): number {
+		return within(this.code(), low, high) ? this.#at + 1 : this.#at;
+	}
 }
 
+/** After a CSI opener: parameters, intermediates, and the final byte when there is one. */
+const csiEnd = (text: string, from: number): number =>
+	new Cursor(text, from).skip(0x30, 0x3f).skip(0x20, 0x2f).endAfter(0x40, 0x7e);
+
 /** After a lone ESC: intermediates and the final byte when there is one (charset selection, RIS...). */
-function escEnd(text: string, from: number): number {
-	const at = { i: from };
-	while (within(text.charCodeAt(at.i), 0x20, 0x2f)) at.i += 1;
-	return within(text.charCodeAt(at.i), 0x30, 0x7e) ? at.i + 1 : at.i;
-}
+const escEnd = (text: string, from: number): number => new Cursor(text, from).skip(0x20, 0x2f).endAfter(0x30, 0x7e);
 
 /**
  * The body of a string sequence from `from`: `end` when it ends (after BEL, ST or ESC \, or, for a
@@ -46,50 +74,84 @@ function escEnd(text: string, from: number): number {
  * rest of its line.
  */
 function stringBody(text: string, from: number, sevenBit: boolean): Readonly<{ end: number } | { stop: number }> {
-	const at = { i: from };
+	const at = new Cursor(text, from);
 	for (;;) {
-		if (at.i >= text.length) return sevenBit ? { end: text.length } : { stop: at.i };
-		const code = text.charCodeAt(at.i);
-		if (code === LF) return sevenBit ? { end: at.i } : { stop: at.i };
-		if (code === BEL || code === ST) return { end: at.i + 1 };
+		if (at.at >= text.length) return sevenBit ? { end: text.length } : { stop: at.at };
+		const code = at.code();
+		if (code === LF) return sevenBit ? { end: at.at } : { stop: at.at };
+		if (code === BEL || code === ST) return { end: at.at + 1 };
 		if (code === ESC) {
-			const next = text.charCodeAt(at.i + 1);
-			if (next === BACKSLASH) return { end: at.i + 2 };
-			if (!sevenBit || next !== ESC) return { stop: at.i };
-			at.i += 2;
+			const next = at.code(1);
+			if (next === BACKSLASH) return { end: at.at + 2 };
+			if (!sevenBit || next !== ESC) return { stop: at.at };
+			at.move(2);
 		} else if (within(code, 0x80, 0x9f)) {
-			return { stop: at.i };
+			return { stop: at.at };
 		} else {
-			at.i += 1;
+			at.move(1);
 		}
 	}
 }
 
-/**
- * End of the control sequence at `start`. `scan.plain` is where the last 7-bit string that was cut
- * short stopped: an opener inside that body would be cut at the same place (it starts aligned with
- * the body's ESC pairs), so it is removed as a two-byte escape without scanning the body again. That
- * keeps the whole scan linear, however many openers a line holds.
- */
-function sequenceEnd(text: string, start: number, scan: { plain: number }): number {
-	const code = text.charCodeAt(start);
-	if (code === 0x9b) return csiEnd(text, start + 1);
-	if (STRING_8.has(code)) {
-		// An 8-bit opener is more often mis-decoded text: removed with its body only when terminated.
-		const body = stringBody(text, start + 1, false);
-		return "end" in body ? body.end : start + 1;
+/** One `stripTerminal` pass: where the kept text resumes, and where the last cut-short 7-bit string stopped. */
+class Stripping {
+	readonly #text: string;
+	#from = 0;
+	#plain = 0;
+
+	constructor(text: string) {
+		this.#text = text;
 	}
-	if (code !== ESC) return start + 1;
-	const next = text.charCodeAt(start + 1);
-	if (next === 0x5b) return csiEnd(text, start + 2);
-	if (STRING_7.has(next) && start >= scan.plain) {
-		const body = stringBody(text, start + 2, true);
-		if ("end" in body) return body.end;
-		// Cut short by another escape: only the opener goes; the body stays as inert text.
-		scan.plain = body.stop;
-		return start + 2;
+
+	/**
+	 * The text without its control sequences. Kept text in runs joined every few thousand pieces: a
+	 * result full of colour codes would otherwise hold millions of small slices at once.
+	 */
+	kept(): string {
+		const text = this.#text;
+		const runs: string[] = [];
+		const pieces: string[] = [];
+		const finder = new RegExp(CONTROL);
+		for (;;) {
+			finder.lastIndex = this.#from;
+			const found = finder.exec(text);
+			if (!found) break;
+			if (found.index > this.#from) pieces.push(text.slice(this.#from, found.index));
+			if (pieces.length >= 4096) runs.push(pieces.splice(0).join(""));
+			this.#from = this.#sequenceEnd(found.index);
+		}
+		pieces.push(text.slice(this.#from));
+		runs.push(pieces.join(""));
+		return runs.join("");
 	}
-	return escEnd(text, start + 1);
+
+	/**
+	 * End of the control sequence at `start`. `#plain` is where the last 7-bit string that was cut
+	 * short stopped: an opener inside that body would be cut at the same place (it starts aligned with
+	 * the body's ESC pairs), so it is removed as a two-byte escape without scanning the body again. That
+	 * keeps the whole scan linear, however many openers a line holds.
+	 */
+	#sequenceEnd(start: number): number {
+		const text = this.#text;
+		const code = text.charCodeAt(start);
+		if (code === 0x9b) return csiEnd(text, start + 1);
+		if (STRING_8.has(code)) {
+			// An 8-bit opener is more often mis-decoded text: removed with its body only when terminated.
+			const body = stringBody(text, start + 1, false);
+			return "end" in body ? body.end : start + 1;
+		}
+		if (code !== ESC) return start + 1;
+		const next = text.charCodeAt(start + 1);
+		if (next === 0x5b) return csiEnd(text, start + 2);
+		if (STRING_7.has(next) && start >= this.#plain) {
+			const body = stringBody(text, start + 2, true);
+			if ("end" in body) return body.end;
+			// Cut short by another escape: only the opener goes; the body stays as inert text.
+			this.#plain = body.stop;
+			return start + 2;
+		}
+		return escEnd(text, start + 1);
+	}
 }
 
 /**
@@ -104,23 +166,7 @@ export function stripTerminal(text: string): string {
 	if (!NEEDS_STRIPPING.test(text)) return text;
 	// No separate `\r\n` pass: a CR is a control removed on its own (also inside a string body, which
 	// the line end after it closes all the same).
-	// Kept text in runs joined every few thousand pieces: a result full of colour codes would otherwise
-	// hold millions of small slices at once.
-	const runs: string[] = [];
-	const pieces: string[] = [];
-	const scan = { from: 0, plain: 0 };
-	const finder = new RegExp(CONTROL);
-	for (;;) {
-		finder.lastIndex = scan.from;
-		const found = finder.exec(text);
-		if (!found) break;
-		if (found.index > scan.from) pieces.push(text.slice(scan.from, found.index));
-		if (pieces.length >= 4096) runs.push(pieces.splice(0).join(""));
-		scan.from = sequenceEnd(text, found.index, scan);
-	}
-	pieces.push(text.slice(scan.from));
-	runs.push(pieces.join(""));
-	return runs.join("");
+	return new Stripping(text).kept();
 }
 
 /**

@@ -85,10 +85,13 @@ const NETWORK: Readonly<Record<string, string>> = {
 	ENETUNREACH: "network unreachable for",
 };
 
+/** `error` and its causes, outermost first, at most `max` (a cause that is not an Error ends the chain). */
+const causes = (error: unknown, max: number): readonly Error[] =>
+	error instanceof Error && max > 0 ? [error, ...causes(error.cause, max - 1)] : [];
+
 /** An HTTP server that could not be reached: fetch's "fetch failed" says neither where nor why. */
 function networkFailure(url: string, error: unknown): string | undefined {
-	const chain: unknown[] = [];
-	for (const at = { e: error }; at.e instanceof Error && chain.length < 6; at.e = at.e.cause) chain.push(at.e);
+	const chain = causes(error, 6);
 	const code = chain.map((e) => (e as NodeJS.ErrnoException).code).find((c) => c !== undefined && c in NETWORK);
 	if (code !== undefined) return `${NETWORK[code]} ${url}`;
 	const tls = chain.find((e) => /CERT|TLS|SSL/.test(String((e as NodeJS.ErrnoException).code)));

@@ -71,9 +71,7 @@ export class TailBuffer {
 	}
 }
 
-function skipContinuation(buf: Buffer, from: number): number {
-	const limit = Math.min(buf.length, from + 3);
-	const found = { at: from };
-	while (found.at < limit && ((buf[found.at] ?? 0) & 0xc0) === 0x80) found.at += 1;
-	return found.at;
+/** `from`, moved past at most three UTF-8 continuation bytes (a character is at most four bytes). */
+function skipContinuation(buf: Buffer, from: number, limit = Math.min(buf.length, from + 3)): number {
+	return from < limit && ((buf[from] ?? 0) & 0xc0) === 0x80 ? skipContinuation(buf, from + 1, limit) : from;
 }

@@ -62,21 +62,45 @@ export type SearchIndex<T extends SearchTool> = Readonly<{
 	serverWords: ReadonlyMap<string, readonly string[]>;
 }>;
 
-/** Parameter names and descriptions, depth first, within `LIMITS.params` and `LIMITS.paramChars`. */
-function schemaWords(schema: unknown, depth: number, out: string[], left: { params: number; chars: number }): void {
-	if (depth > 3 || typeof schema !== "object" || schema === null || left.chars <= 0) return;
+/** What is left to read of one tool's parameters: `LIMITS.params` names and `LIMITS.paramChars` characters. */
+class ParamBudget {
+	#params: number;
+	#chars: number;
+
+	constructor(params: number, chars: number) {
+		this.#params = params;
+		this.#chars = chars;
+	}
+
+	get spent(): boolean {
+		return this.#chars <= 0;
+	}
+
+	/** Counts one more parameter; false once there is no room for it. */
+	param(): boolean {
+		if (this.#params <= 0 || this.#chars <= 0) return false;
+		this.#params -= 1;
+		return true;
+	}
+
+	/** The part of `text` that still fits, counted. */
+	take(text: string): string {
+		const kept = text.slice(0, this.#chars);
+		this.#chars -= Math.min(text.length, this.#chars);
+		return kept;
+	}
+}
+
+/** Parameter names and descriptions, depth first, within the budget. */
+function schemaWords(schema: unknown, depth: number, out: string[], left: ParamBudget): void {
+	if (depth > 3 || typeof schema !== "object" || schema === null || left.spent) return;
 	const node = schema as Record<string, unknown>;
-	const take = (text: string) => {
-		out.push(text.slice(0, left.chars));
-		left.chars -= Math.min(text.length, left.chars);
-	};
-	if (typeof node.description === "string" && depth > 0) take(node.description);
+	if (typeof node.description === "string" && depth > 0) out.push(left.take(node.description));
 	if (typeof node.properties === "object" && node.properties !== null) {
 		// for…in: no array of every key of a huge object is made; stops at the budget.
 		for (const name in node.properties) {
-			if (left.params <= 0 || left.chars <= 0) return;
-			left.params -= 1;
-			take(name);
+			if (!left.param()) return;
+			out.push(left.take(name));
 			schemaWords((node.properties as Record<string, unknown>)[name], depth + 1, out, left);
 		}
 	}
@@ -93,7 +117,7 @@ const text = (value: unknown, max: number): string => (typeof value === "string"
 /** The texts of each field, as read: every field within its cap (`share`: a tool's part of the text budget). */
 function fieldTexts(tool: SearchTool, server: string, share: number): Record<Field, readonly string[]> {
 	const params: string[] = [];
-	schemaWords(tool.inputSchema, 0, params, { params: LIMITS.params, chars: Math.min(share, LIMITS.paramChars) });
+	schemaWords(tool.inputSchema, 0, params, new ParamBudget(LIMITS.params, Math.min(share, LIMITS.paramChars)));
 	return {
 		name: [text(tool.name, LIMITS.nameChars)],
 		title: [text(tool.title ?? tool.annotations?.title, LIMITS.nameChars)],
@@ -166,16 +190,22 @@ function termsOf(vocabulary: Vocabulary, text: string, tier: number): Int32Array
 /** One tool's distinct stems (numbers) and, for each, its count in each field (`FIELD_NAMES` order), with each field's length. */
 type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: readonly number[]; name: Int32Array; lead: number }>;
 
-/** Per-stem counts of the tool being read, cleared after it through the stems it touched. */
-type Scratch = { counts: Float32Array };
+/** Per-stem counts of the tool being read, cleared after it through the stems it touched; grown as the vocabulary grows. */
+class Scratch {
+	#counts = new Float32Array(0);
+
+	grid(stems: number): Float32Array {
+		if (this.#counts.length < (stems + 4096) * WIDTH) {
+			this.#counts = new Float32Array(Math.min(LIMITS.vocabulary, 2 * stems + 8192) * WIDTH);
+		}
+		return this.#counts;
+	}
+}
 
 function count(vocabulary: Vocabulary, scratch: Scratch, tool: SearchTool, server: string, share: number): Counted {
 	const texts = fieldTexts(tool, server, share);
 	const touched: number[] = [];
-	if (scratch.counts.length < (vocabulary.stems.length + 4096) * WIDTH) {
-		scratch.counts = new Float32Array(Math.min(LIMITS.vocabulary, 2 * vocabulary.stems.length + 8192) * WIDTH);
-	}
-	const grid = scratch.counts;
+	const grid = scratch.grid(vocabulary.stems.length);
 	const read = FIELD_NAMES.map((field, i) => texts[field].map((text) => termsOf(vocabulary, text, i < 2 ? 0 : 1)));
 	const lengths = read.map((field, i) =>
 		field.reduce((length, terms) => {
@@ -222,7 +252,7 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 		texts: new Map(),
 		tokens: new Map(),
 	};
-	const scratch: Scratch = { counts: new Float32Array(0) };
+	const scratch = new Scratch();
 	const counted: Counted[] = [];
 	const share = Math.max(LIMITS.minShare, Math.floor(LIMITS.textBudget / (docs.length || 1)));
 	for (const doc of docs) {
@@ -272,15 +302,17 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 
 /** See `SearchIndex.serverWords`: one pass over the tools' name stems. */
 function serverWords(docs: readonly Doc<SearchTool>[]): Map<string, string[]> {
-	const counts = new Map<string, { size: number; terms: Map<string, number> }>();
+	const counts = new Map<string, Map<string, number>>();
+	const sizes = new Map<string, number>();
 	for (const doc of docs) {
-		const server = counts.get(doc.server) ?? { size: 0, terms: new Map<string, number>() };
-		counts.set(doc.server, server);
-		server.size += 1;
-		for (const term of doc.nameStems) server.terms.set(term, (server.terms.get(term) ?? 0) + 1);
+		const terms = counts.get(doc.server) ?? new Map<string, number>();
+		counts.set(doc.server, terms);
+		sizes.set(doc.server, (sizes.get(doc.server) ?? 0) + 1);
+		for (const term of doc.nameStems) terms.set(term, (terms.get(term) ?? 0) + 1);
 	}
 	const out = new Map<string, string[]>();
-	for (const [server, { size, terms }] of counts) {
+	for (const [server, terms] of counts) {
+		const size = sizes.get(server) ?? 0;
 		const named = new Set(words(server.slice(0, LIMITS.nameChars)).map(stem));
 		if (size >= 3) for (const [term, n] of terms) if (n >= 0.6 * size) named.add(term);
 		for (const term of named) out.set(term, [...(out.get(term) ?? []), server]);
@@ -305,20 +337,33 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 /** Builds the index in slices of at most about `SLICE_MS`, yielding to the event loop between them. */
 export async function buildIndexAsync<T extends SearchTool>(sources: readonly Source<T>[]): Promise<SearchIndex<T>> {
 	const steps = building(sources);
-	const clock = { since: performance.now() };
+	for (;;) {
+		const built = slice(steps);
+		if (built) return built;
+		await nextTurn();
+	}
+}
+
+/** Runs the build's steps for about `SLICE_MS`: the index if it finished in that time. */
+function slice<T extends SearchTool>(steps: Generator<undefined, SearchIndex<T>>): SearchIndex<T> | undefined {
+	const since = performance.now();
 	for (;;) {
 		const step = steps.next();
 		if (step.done) return step.value;
-		if (performance.now() - clock.since >= SLICE_MS) {
-			await nextTurn();
-			clock.since = performance.now();
-		}
+		if (performance.now() - since >= SLICE_MS) return undefined;
 	}
 }
 
 type Built = Promise<SearchIndex<SearchTool>>;
+/**
+ * Both caches are keyed weakly by a session's own tools/list results, so they go with its listings:
+ * one index per list, and one cross-server index per first list, replaced whole when a list changes.
+ */
 const single = new WeakMap<readonly SearchTool[], Readonly<{ server: string; index: Built }>>();
-const combined: { key?: readonly (readonly SearchTool[])[]; servers?: string; index?: Built } = {};
+const combined = new WeakMap<
+	readonly SearchTool[],
+	Readonly<{ key: readonly (readonly SearchTool[])[]; servers: string; index: Built }>
+>();
 
 /**
  * The index of these servers' lists, built once per list object: a server's index is rebuilt only
@@ -334,13 +379,16 @@ export function indexOf<T extends SearchTool>(sources: readonly Source<T>[]): Pr
 		single.set(tools, { server, index: index as unknown as Built });
 		return index;
 	}
+	const first = sources[0]?.tools ?? NONE;
 	const servers = sources.map((source) => source.server).join("\n");
+	const last = combined.get(first);
 	const same =
-		combined.servers === servers &&
-		combined.key?.length === sources.length &&
-		sources.every((source, i) => combined.key?.[i] === source.tools);
-	if (same && combined.index) return combined.index as Promise<SearchIndex<T>>;
+		last?.servers === servers && last.key.length === sources.length && sources.every((source, i) => last.key[i] === source.tools);
+	if (same) return last.index as Promise<SearchIndex<T>>;
 	const index = buildIndexAsync(sources);
-	Object.assign(combined, { key: sources.map((source) => source.tools), servers, index });
+	combined.set(first, { key: sources.map((source) => source.tools), servers, index: index as unknown as Built });
 	return index;
 }
+
+/** The key of the cross-server index of no server at all. */
+const NONE: readonly SearchTool[] = [];

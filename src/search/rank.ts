@@ -9,10 +9,12 @@
  * no SDK import. A query's work is bounded whatever it says: its words are capped (`text.ts`), and an
  * unknown word's typo scan compares it with at most `LIMITS.typoScan` known words of its buckets.
  */
+
+import { once } from "../async.ts";
 import type { SearchIndex, SearchTool } from "./build.ts";
 import { asks, CUES, classBits, correctGeneral, fitOf, type Intent, readIntent } from "./intent.ts";
 import { SYNONYM_GROUPS } from "./synonyms.ts";
-import { editDistance, LIMITS, queryWords, squash, stem, words } from "./text.ts";
+import { between, editDistance, LIMITS, queryWords, squash, stem, words } from "./text.ts";
 
 export { buildIndex, buildIndexAsync, indexOf, type SearchIndex, type SearchTool, type Source } from "./build.ts";
 export { editDistance, LIMITS, queryWords, stem, words } from "./text.ts";
@@ -44,11 +46,11 @@ type Variant = Readonly<{ terms: readonly string[]; weight: number }>;
 /** One idea of the query (a word or a typed phrase) and the ways it may appear in a tool. */
 type Concept = Readonly<{ size: number; variants: readonly Variant[] }>;
 
-const synonymTable: { map?: ReadonlyMap<string, readonly (readonly string[])[]> } = {};
-
-/** Stemmed phrase → the stemmed phrases of every group it belongs to (itself excluded). */
-function synonyms(): ReadonlyMap<string, readonly (readonly string[])[]> {
-	if (synonymTable.map) return synonymTable.map;
+/**
+ * Stemmed phrase → the stemmed phrases of every group it belongs to (itself excluded). A memo of
+ * constant data, built on the first query and never changed after: bounded by `SYNONYM_GROUPS`.
+ */
+const synonyms = once((): ReadonlyMap<string, readonly (readonly string[])[]> => {
 	const map = new Map<string, (readonly string[])[]>();
 	for (const group of SYNONYM_GROUPS) {
 		const phrases = group.map((phrase) => words(phrase).map(stem));
@@ -58,9 +60,8 @@ function synonyms(): ReadonlyMap<string, readonly (readonly string[])[]> {
 			map.set(key, [...(map.get(key) ?? []), ...others]);
 		}
 	}
-	synonymTable.map = map;
 	return map;
-}
+});
 
 /**
  * The known words an unknown word's typo scan compares it with: those of its buckets (same first
@@ -70,7 +71,8 @@ function synonyms(): ReadonlyMap<string, readonly (readonly string[])[]> {
 export function typoCandidates<T extends SearchTool>(index: SearchIndex<T>, word: string, max: number): string[] {
 	const out: string[] = [];
 	const firsts = [...new Set([word[0], word[1]])];
-	const lengths = Array.from({ length: 2 * max + 1 }, (_, i) => word.length + (i % 2 === 0 ? i / 2 : -(i + 1) / 2));
+	// The word's own length first, then one shorter and one longer, and so on out to `max`.
+	const lengths = [0, 1, 2].slice(0, max + 1).flatMap((d) => (d === 0 ? [word.length] : [word.length - d, word.length + d]));
 	for (const tier of [0, 1])
 		for (const length of lengths)
 			for (const first of firsts) {
@@ -98,7 +100,7 @@ function repairs<T extends SearchTool>(index: SearchIndex<T>, word: string): Var
 	}
 	const found: Variant[] = [...typos].map(([term, weight]) => ({ terms: [term], weight }));
 	// Words are at most `LIMITS.wordLetters` long, so this split is bounded too.
-	for (const at of Array.from({ length: Math.max(0, word.length - 5) }, (_, i) => i + 3)) {
+	for (const at of between(3, word.length - 2)) {
 		const [head, tail] = [stem(word.slice(0, at)), stem(word.slice(at))];
 		if (index.postings.has(head) && index.postings.has(tail)) found.push({ terms: [head, tail], weight: WEIGHT.compound });
 	}
@@ -137,41 +139,49 @@ export function mainConcepts<T extends SearchTool>(index: SearchIndex<T>, query:
 	return main.length > 0 ? main : ideas;
 }
 
+/**
+ * The query's words from `from` on, in order, a typed phrase of the table (`pull request`, `who am i`)
+ * taken as one piece: three words, then two. A query has at most `LIMITS.queryWords` words.
+ */
+function pieces(
+	all: readonly string[],
+	table: ReadonlyMap<string, unknown>,
+	from: number,
+): readonly Readonly<{ word: string; phrase?: string }>[] {
+	const word = all[from];
+	if (word === undefined) return [];
+	const phrase = [3, 2]
+		.map((size) => all.slice(from, from + size))
+		.filter((run) => run.length > 1)
+		.map((run) => run.map(stem).join(" "))
+		.find((key) => table.has(key));
+	const size = phrase === undefined ? 1 : phrase.split(" ").length;
+	return [{ word, phrase }, ...pieces(all, table, from + size)];
+}
+
 export function concepts<T extends SearchTool>(index: SearchIndex<T>, query: string): Concept[] {
 	const all = queryWords(query);
 	const kept = all.filter((word) => !STOP_WORDS.has(word));
 	const table = synonyms();
 	const out: Concept[] = [];
-	const skip = { words: 0 };
-	all.forEach((word, i) => {
-		if (skip.words > 0) {
-			skip.words -= 1;
-			return;
-		}
-		// A typed phrase of the table (`pull request`, `who am i`) is one idea: three words, then two.
-		const phrase = [3, 2]
-			.map((size) => all.slice(i, i + size))
-			.filter((run) => run.length > 1)
-			.map((run) => run.map(stem).join(" "))
-			.find((key) => table.has(key));
+	for (const { word, phrase } of pieces(all, table, 0)) {
 		if (phrase) {
 			const terms = phrase.split(" ");
-			skip.words = terms.length - 1;
 			const alternatives = (table.get(phrase) ?? []).map((other) => ({ terms: other, weight: WEIGHT.synonym }));
 			out.push({ size: terms.length, variants: [{ terms, weight: 1 }, ...alternatives] });
-			return;
+			continue;
 		}
-		if (kept.length > 0 && STOP_WORDS.has(word)) return;
+		if (kept.length > 0 && STOP_WORDS.has(word)) continue;
 		const stemmed = stem(word);
 		// `make a new folder`: `new` says again what `make` said; counting it twice would favour the verb.
-		if (out.some((idea) => idea.variants.some((variant) => variant.terms.length === 1 && variant.terms[0] === stemmed))) return;
+		if (out.some((idea) => idea.variants.some((variant) => variant.terms.length === 1 && variant.terms[0] === stemmed))) continue;
 		const alternatives = (table.get(stemmed) ?? []).map((terms) => ({ terms, weight: WEIGHT.synonym }));
 		const known = index.postings.has(stemmed) || index.surface.has(word);
 		out.push({
 			size: 1,
 			variants: [{ terms: [stemmed], weight: 1 }, ...alternatives, ...(known ? [] : [...repairs(index, word), ...general(word)])],
 		});
-	});
+	}
 	return out;
 }
 

@@ -91,17 +91,24 @@ export function relatedNames<T extends SearchTool>(
 		const entry = index.docs[doc];
 		if (entry) groups.set(entry.server, [...(groups.get(entry.server) ?? []), written(entry.tool.name)]);
 	}
-	const left = { chars: budget };
-	return [...groups].flatMap(([server, names]) => {
-		left.chars -= server.length + 2;
-		const kept: string[] = [];
-		for (const name of names) {
-			if (name.length + 1 > left.chars) break;
-			kept.push(name);
-			left.chars -= name.length + 1;
-		}
-		return kept.length > 0 ? [{ server, names: kept, more: names.length - kept.length }] : [];
-	});
+	return fitted([...groups], budget);
+}
+
+/**
+ * The names that fit in `chars`, group by group: a server costs its name and 2, each name its
+ * length and 1; a group stops at its first name that does not fit, and a group left empty is dropped.
+ */
+function fitted(groups: readonly (readonly [string, readonly string[]])[], chars: number): NameGroup[] {
+	const [first, ...rest] = groups;
+	if (first === undefined) return [];
+	const [server, names] = first;
+	const room = chars - server.length - 2;
+	const spent: number[] = [];
+	for (const name of names) spent.push((spent.at(-1) ?? 0) + name.length + 1);
+	const fit = spent.findIndex((sum) => sum > room);
+	const kept = names.slice(0, fit === -1 ? names.length : fit);
+	const group = kept.length > 0 ? [{ server, names: kept, more: names.length - kept.length }] : [];
+	return [...group, ...fitted(rest, room - (spent[kept.length - 1] ?? 0))];
 }
 
 /** Tools with a word beginning like a query word of 5 letters or more (its first 5 letters), names first. */

@@ -227,14 +227,16 @@ export class EarlyStart {
 
 	/** One step for server `name` once the configuration is read; a failure is left to the call, which reports it. */
 	#step(call: Written, name: string, run: (runtime: Runtime) => unknown): void {
-		(async () => {
-			const session = await this.#inner.open();
-			// Re-read after the wait: the configuration may have changed, the call may have ended.
-			if (!startable(session.config.servers.find((entry) => entry.name === name))) return;
-			if (!this.#holds(call)) return;
-			call.named.add(name);
-			await run(session.runtime);
-		})().catch(() => undefined);
+		this.#stepOnce(call, name, run).catch(() => undefined);
+	}
+
+	async #stepOnce(call: Written, name: string, run: (runtime: Runtime) => unknown): Promise<void> {
+		const session = await this.#inner.open();
+		// Re-read after the wait: the configuration may have changed, the call may have ended.
+		if (!startable(session.config.servers.find((entry) => entry.name === name))) return;
+		if (!this.#holds(call)) return;
+		call.named.add(name);
+		await run(session.runtime);
 	}
 }
 
