@@ -66,11 +66,11 @@ export const byServer = (entries: readonly Entry[]) =>
 		tools: entries.filter((entry) => entry.server === server).map((entry) => entry.tool),
 	}));
 
-/** The `server/tool` ids a result's text names, in order: its `server/tool — …` lines, then its `server: a b c` name lines. */
+/** The `server/tool` ids a result's text names, in order: its `server/tool [hints] — …` lines, then its `server: a b c` name lines. */
 export function namesInOrder(text: string): string[] {
 	const ids: string[] = [];
 	for (const line of text.split("\n")) {
-		const hit = /^([^\s/:]+)\/(\S+?)(?: — |$)/.exec(line);
+		const hit = /^([^\s/:]+)\/(\S+?)(?: \[[^\]]*\])?(?: — |$)/.exec(line);
 		if (hit) ids.push(`${hit[1]}/${hit[2]}`);
 		const names = /^([^\s/:]+): (.+)$/.exec(line);
 		if (names) for (const name of (names[2] ?? "").split(" ")) ids.push(`${names[1]}/${name}`);
