@@ -50,15 +50,28 @@ class Host {
 	readonly options: InstallMcpOptions;
 	readonly env: Readonly<Record<string, string | undefined>>;
 	readonly agentDir: string;
-	session?: McpSession;
-	loading?: Promise<void>;
-	ctx?: ExtensionContext;
+	#session?: McpSession;
+	#loading?: Promise<void>;
+	#ctx?: ExtensionContext;
 
 	constructor(pi: ExtensionAPI, options: InstallMcpOptions) {
 		this.pi = pi;
 		this.options = options;
 		this.env = options.env ?? process.env;
 		this.agentDir = options.agentDir ?? getAgentDir();
+	}
+
+	get session(): McpSession | undefined {
+		return this.#session;
+	}
+
+	get loading(): Promise<void> | undefined {
+		return this.#loading;
+	}
+
+	/** Pi's context at the latest session start: where a sign-in's outcome is told. */
+	started(ctx: ExtensionContext): void {
+		this.#ctx = ctx;
 	}
 
 	servers(): readonly ExtensionServer[] {
@@ -73,14 +86,14 @@ class Host {
 
 	/** The current session's parts, once any session start or change in progress has been applied. */
 	async open(): Promise<CommandSession> {
-		await this.loading?.catch(() => undefined);
-		if (!this.session) throw new Error("MCP is not available: the session has not started");
-		return this.session.open();
+		await this.#loading?.catch(() => undefined);
+		if (!this.#session) throw new Error("MCP is not available: the session has not started");
+		return this.#session.open();
 	}
 
 	/** A sign-in finished: tell the user, and the agent with a message that lets it continue. */
 	signedIn(server: string, message: string, ok: boolean): void {
-		if (this.ctx?.hasUI) this.ctx.ui.notify(message, ok ? "info" : "error");
+		if (this.#ctx?.hasUI) this.#ctx.ui.notify(message, ok ? "info" : "error");
 		try {
 			this.pi.sendMessage(
 				{ customType: "pi-mcp", content: message, display: true, details: { server, ok } },
@@ -93,16 +106,16 @@ class Host {
 
 	/** Ends the current session (stopping what it started) and makes `next` current. */
 	async replace(next?: McpSession): Promise<void> {
-		const previous = this.session;
-		this.session = undefined;
+		const previous = this.#session;
+		this.#session = undefined;
 		await previous?.dispose();
-		this.session = next;
+		this.#session = next;
 	}
 
 	/** Runs `step` after every session start or change before it, so that `/mcp` and the tool see it applied. */
 	chain(step: () => Promise<void>): Promise<void> {
-		const loading = after(this.loading, step);
-		this.loading = loading;
+		const loading = after(this.#loading, step);
+		this.#loading = loading;
 		return loading;
 	}
 }
@@ -135,7 +148,7 @@ function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
 
 /** `session_start`: ends the previous session and reads the configuration (nothing connects). */
 function startSession(host: Host, ctx: ExtensionContext): Promise<void> {
-	host.ctx = ctx;
+	host.started(ctx);
 	return host.chain(async () => {
 		await host.replace(undefined);
 		const config = await host.readConfig(ctx, host.servers());

@@ -51,6 +51,8 @@ describe("includeTools / excludeTools in the configuration", () => {
 		assert.ok(!globMatch("Read_*", "read_file"));
 		assert.ok(globMatch("a.b(c)+", "a.b(c)+"), "other characters are literal");
 		assert.ok(!globMatch("a.b", "axb"));
+		assert.ok(globMatch("get-user", "get-user"), "a hyphen is literal (it threw before)");
+		assert.ok(globMatch("files/read-*", "files/read-all") && !globMatch("a-b", "a_b"));
 	});
 
 	test("a value that is not a list of non-empty strings makes the entry invalid, named", async () => {

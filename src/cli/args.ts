@@ -150,36 +150,74 @@ function misplaced(command: string, position: number, word: string): void {
 
 const isOption = (word: string) => word.startsWith("-") && word !== "-" && word !== "--";
 
+/** Where the parse is in argv: the word it reads, the command once named, and whether `--` ended the options. */
+class Position {
+	readonly #argv: readonly string[];
+	#index = 0;
+	#command: string | undefined;
+	#ended = false;
+
+	constructor(argv: readonly string[]) {
+		this.#argv = argv;
+	}
+
+	get index(): number {
+		return this.#index;
+	}
+
+	get word(): string | undefined {
+		return this.#argv[this.#index];
+	}
+
+	get command(): string | undefined {
+		return this.#command;
+	}
+
+	get ended(): boolean {
+		return this.#ended;
+	}
+
+	/** Moves past `words` words. */
+	skip(words: number): void {
+		this.#index += words;
+	}
+
+	named(command: string): void {
+		this.#command = command;
+	}
+
+	end(): void {
+		this.#ended = true;
+	}
+}
+
 /** Splits argv into the command, its arguments, the options, and (for `add`) what follows `--`. */
 export function parseArgs(argv: readonly string[]): Parsed {
 	const values: Values = {};
 	const args: string[] = [];
-	const state: { command?: string; index: number; rest?: string[]; ended: boolean } = { index: 0, ended: false };
-	while (state.index < argv.length) {
-		const word = argv[state.index] ?? "";
-		const command = state.command;
-		if (word === "--" && command === "add") {
-			state.rest = argv.slice(state.index + 1);
-			break;
-		}
-		if (word === "--" && !state.ended) {
-			state.ended = true;
-			state.index += 1;
+	const at = new Position(argv);
+	while (at.index < argv.length) {
+		const word = at.word ?? "";
+		const command = at.command;
+		if (word === "--" && command === "add") return finish(values, command, args, argv.slice(at.index + 1));
+		if (word === "--" && !at.ended) {
+			at.end();
+			at.skip(1);
 			continue;
 		}
-		const optionsOpen = !state.ended && (command === undefined || INTERLEAVED.has(command) || args.length === 0);
+		const optionsOpen = !at.ended && (command === undefined || INTERLEAVED.has(command) || args.length === 0);
 		if (optionsOpen && isOption(word)) {
-			state.index += readOption(argv, state.index, values, command);
+			at.skip(readOption(argv, at.index, values, command));
 			continue;
 		}
-		if (command === undefined) state.command = word;
+		if (command === undefined) at.named(word);
 		else {
-			if (!state.ended) misplaced(command, args.length, word);
+			if (!at.ended) misplaced(command, args.length, word);
 			args.push(word);
 		}
-		state.index += 1;
+		at.skip(1);
 	}
-	return finish(values, state.command, args, state.rest);
+	return finish(values, at.command, args, undefined);
 }
 
 function finish(

@@ -173,15 +173,18 @@ async function addEntry(io: CliIo, flags: Flags, name: string, entry: Record<str
 const add: EditCommand = async (io, flags, args, rest, signal) =>
 	addEntry(io, flags, nameOf(args, "add"), entryFromFlags(flags, rest), signal);
 
+/** The entry `add-json` was given, or the usage error that refuses it. */
+function jsonEntry(json: string): unknown {
+	try {
+		return JSON.parse(json) as unknown;
+	} catch (error) {
+		throw new UsageError(`pi-mcp add-json: the entry is not valid JSON (${(error as Error).message})`, "add-json");
+	}
+}
+
 const addJson: EditCommand = async (io, flags, args, _rest, signal) => {
 	const name = nameOf(args, "add-json", 2);
-	const entry = (() => {
-		try {
-			return JSON.parse(args[1] ?? "") as unknown;
-		} catch (error) {
-			throw new UsageError(`pi-mcp add-json: the entry is not valid JSON (${(error as Error).message})`, "add-json");
-		}
-	})();
+	const entry = jsonEntry(args[1] ?? "");
 	if (!isObject(entry)) throw new UsageError("pi-mcp add-json: the entry must be one JSON object", "add-json");
 	return addEntry(io, flags, name, entry, signal);
 };

@@ -17,7 +17,10 @@ export function jsonLine(value: unknown, indent?: number): string {
 	const escaped = text.replace(HIDDEN, (char) =>
 		char === "\n" || char === "\r" || char === "\t"
 			? char
-			: Array.from({ length: char.length }, (_, i) => unit(char.charCodeAt(i))).join(""),
+			: char
+					.split("")
+					.map((code) => unit(code.charCodeAt(0)))
+					.join(""),
 	);
 	return `${escaped}\n`;
 }

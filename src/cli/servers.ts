@@ -4,6 +4,7 @@
  * the same rules as the model's.
  */
 import { createInterface } from "node:readline";
+import { setTimeout as sleep } from "node:timers/promises";
 import { oauthConfig } from "../config.ts";
 import { refusalText } from "../output/content.ts";
 import { escapeName, sanitize } from "../output/text.ts";
@@ -152,19 +153,22 @@ async function describe(cli: Cli, args: readonly string[]): Promise<number> {
 	return result.isError ? EXIT.usage : EXIT.ok;
 }
 
+/** The call's JSON argument, or the usage error that refuses it. */
+function callArguments(json: string): unknown {
+	try {
+		return JSON.parse(json) as unknown;
+	} catch (error) {
+		throw new UsageError(`pi-mcp call: the arguments are not valid JSON (${(error as Error).message})`);
+	}
+}
+
 async function call(cli: Cli, args: readonly string[]): Promise<number> {
 	const [name, tool, json, ...extra] = args;
 	const server = entryOf(cli, name, "call").name;
 	if (!tool || extra.length > 0)
 		throw new UsageError(`pi-mcp call: give a server, a tool and one JSON argument\n\n${HELP.call}`, "call");
-	const parsed = (() => {
-		try {
-			return { value: JSON.parse(json ?? "{}") as unknown };
-		} catch (error) {
-			throw new UsageError(`pi-mcp call: the arguments are not valid JSON (${(error as Error).message})`);
-		}
-	})();
-	if (typeof parsed.value !== "object" || parsed.value === null || Array.isArray(parsed.value)) {
+	const value = callArguments(json ?? "{}");
+	if (typeof value !== "object" || value === null || Array.isArray(value)) {
 		throw new UsageError(`pi-mcp call: the arguments must be one JSON object, such as '{"text":"hi"}'`);
 	}
 	const params: Params = { action: "call", server, tool, args: json ?? "{}" };
@@ -197,17 +201,18 @@ async function login(cli: Cli, args: readonly string[]): Promise<number> {
 		if (!pasted) return;
 		auth.complete(config, pasted).catch((error: Error) => cli.io.err(`${sanitize(error.message)}\n`));
 	});
-	const timer: { id?: NodeJS.Timeout } = {};
-	const expired = new Promise<boolean>((resolve) => {
-		timer.id = setTimeout(() => {
+	const done = new AbortController();
+	const expired = sleep(FLOW_TTL_MS, false, { signal: done.signal }).then(
+		(value) => {
 			cli.io.err("The sign-in link expired; run pi-mcp login again.\n");
-			resolve(false);
-		}, FLOW_TTL_MS);
-	});
+			return value;
+		},
+		() => false,
+	);
 	try {
 		return (await Promise.race([outcome, expired])) ? EXIT.ok : EXIT.failed;
 	} finally {
-		clearTimeout(timer.id);
+		done.abort();
 		lines.close();
 	}
 }

@@ -73,6 +73,15 @@ export function pathOf(place: Place, scope: Scope): string {
 	return configPaths(place)[scope];
 }
 
+/** The parsed text, or undefined when it is not JSON. */
+function parsedJson(text: string): { value: unknown } | undefined {
+	try {
+		return { value: JSON.parse(text) as unknown };
+	} catch {
+		return undefined;
+	}
+}
+
 /** Reads a file for editing: missing is fine (created on write); anything Pi could not read is refused. */
 export async function readForEdit(place: Place, scope: Scope): Promise<FileText> {
 	const path = pathOf(place, scope);
@@ -90,13 +99,7 @@ export async function readForEdit(place: Place, scope: Scope): Promise<FileText>
 			deep.entry === undefined ? "a value" : `server "${escapeName(deep.entry)}"${deep.field ? ` field "${deep.field}"` : ""}`;
 		return refuse(`${where} nests deeper than ${MAX_DEPTH} levels`);
 	}
-	const parsed = (() => {
-		try {
-			return { value: JSON.parse(body) as unknown };
-		} catch {
-			return undefined;
-		}
-	})();
+	const parsed = parsedJson(body);
 	if (!parsed) return refuse(await jsonErrorMessage(body));
 	if (!isObject(parsed.value)) return refuse("the top level must be an object");
 	const servers = parsed.value.mcpServers ?? {};

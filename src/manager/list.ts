@@ -4,6 +4,7 @@
  * selection kept in view; ↑↓ move (wrapping), PgUp/PgDn move a page, Enter picks, Escape goes back.
  */
 import { getSelectPageIndex, type KeybindingsManager, truncateToWidth } from "@earendil-works/pi-tui";
+import { Window } from "./view.ts";
 
 export type Row = Readonly<{
 	value: string;
@@ -23,27 +24,59 @@ export type ListStyle = Readonly<{ marker: (text: string) => string; info: (text
 
 const MARKER = "→ ";
 
+/** The rows and the selected index; the window keeps the selection in view. */
+class Selection {
+	#rows: readonly Row[];
+	#index = 0;
+	readonly window = new Window();
+
+	constructor(rows: readonly Row[]) {
+		this.#rows = rows;
+	}
+
+	get rows(): readonly Row[] {
+		return this.#rows;
+	}
+
+	get index(): number {
+		return this.#index;
+	}
+
+	move(index: number): void {
+		this.#index = Math.max(0, Math.min(index, this.#rows.length - 1));
+	}
+
+	/** New rows; the selection stays on the same value where it is still listed. */
+	replace(rows: readonly Row[]): void {
+		const value = this.#rows[this.#index]?.value;
+		this.#rows = rows;
+		this.move(
+			Math.max(
+				0,
+				rows.findIndex((row) => row.value === value),
+			),
+		);
+	}
+}
+
 export function rowList(
 	kb: KeybindingsManager,
 	style: ListStyle,
 	initial: readonly Row[],
 	events: Readonly<{ pick: (row: Row) => void; cancel: () => void }>,
 ): RowList {
-	const state = { rows: initial, index: 0, top: 0, page: 1 };
-	const move = (index: number) => {
-		state.index = Math.max(0, Math.min(index, state.rows.length - 1));
-	};
+	const state = new Selection(initial);
+	const { window } = state;
 	return {
 		render: (width, height) => {
 			const { rows } = state;
 			if (rows.length === 0) return [];
 			// One row for "(n/m)" when the rows do not all fit.
 			const page = rows.length <= height ? rows.length : Math.max(1, height - 1);
-			state.page = page;
-			state.top = Math.max(0, Math.min(state.top, state.index, rows.length - page));
-			if (state.index >= state.top + page) state.top = state.index - page + 1;
-			const shown = rows.slice(state.top, state.top + page).map((row, offset) => {
-				const selected = state.top + offset === state.index;
+			window.fit(rows.length, page, state.index);
+			window.show(state.index);
+			const shown = rows.slice(window.top, window.top + page).map((row, offset) => {
+				const selected = window.top + offset === state.index;
 				const text = row.text(Math.max(1, width - MARKER.length), selected);
 				return truncateToWidth(`${selected ? style.marker(MARKER) : "  "}${text}`, width, "…");
 			});
@@ -52,25 +85,16 @@ export function rowList(
 		},
 		handleInput: (data) => {
 			const count = state.rows.length;
-			const paged = getSelectPageIndex(kb, data, state.index, count, state.page);
+			const paged = getSelectPageIndex(kb, data, state.index, count, window.page);
 			if (kb.matches(data, "tui.select.cancel")) return events.cancel();
 			if (count === 0) return;
-			if (kb.matches(data, "tui.select.up")) return move(state.index === 0 ? count - 1 : state.index - 1);
-			if (kb.matches(data, "tui.select.down")) return move(state.index === count - 1 ? 0 : state.index + 1);
-			if (paged !== undefined) return move(paged);
+			if (kb.matches(data, "tui.select.up")) return state.move(state.index === 0 ? count - 1 : state.index - 1);
+			if (kb.matches(data, "tui.select.down")) return state.move(state.index === count - 1 ? 0 : state.index + 1);
+			if (paged !== undefined) return state.move(paged);
 			const row = state.rows[state.index];
 			if (row && kb.matches(data, "tui.select.confirm")) events.pick(row);
 		},
 		selected: () => state.rows[state.index],
-		setRows: (rows) => {
-			const value = state.rows[state.index]?.value;
-			state.rows = rows;
-			move(
-				Math.max(
-					0,
-					rows.findIndex((row) => row.value === value),
-				),
-			);
-		},
+		setRows: (rows) => state.replace(rows),
 	};
 }

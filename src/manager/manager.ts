@@ -20,6 +20,7 @@ import { cell, facts, forManager, list, type Screen, show, stateColor, stateOf, 
 import { attachResource, type Conversation, runPrompt } from "./prompt.ts";
 import { promptsScreen, resourcesScreen, type UserActs } from "./prompt-screens.ts";
 import { serverScreen } from "./screens.ts";
+import { View } from "./view.ts";
 
 /** How often the open manager re-reads the in-memory states, and the keyring for credential states. */
 const TICK_MS = 250;
@@ -89,7 +90,7 @@ function serverRows(ui: Ui): Row[] {
 function serversScreen(ui: Ui): Screen {
 	const { theme } = ui;
 	const open = (row: Row) => {
-		ui.view.message = undefined;
+		ui.view.say(undefined);
 		ui.push(serverScreen(ui, row.value));
 	};
 	const select = list(ui, serverRows(ui), open);
@@ -120,7 +121,7 @@ async function applyEnabled(ui: Ui, options: ManagerOptions, name: string, enabl
 	const warnings = change.warnings.map((warning) => ` ${warning}`).join("");
 	const config = await options.reload?.();
 	if (!config) return `${said}${warnings} It takes effect at the next session or /reload.`;
-	ui.view.config = config;
+	ui.view.setConfig(config);
 	return `${said}${warnings}`;
 }
 
@@ -133,7 +134,7 @@ async function applyToolHidden(ui: Ui, options: ManagerOptions, name: string, to
 	const change = await options.setToolHidden(name, tool, hidden, entry.source.kind, ui.view.config);
 	const said = `${change.action === "unchanged" ? "Already " : ""}${hidden ? "hidden" : "shown"}: "${escapeName(tool)}" (excludeTools in ${change.path}).`;
 	const config = await options.reload?.();
-	if (config) ui.view.config = config;
+	if (config) ui.view.setConfig(config);
 	return `${said.charAt(0).toUpperCase()}${said.slice(1)}${change.warnings.map((warning) => ` ${warning}`).join("")}`;
 }
 
@@ -159,14 +160,40 @@ function frame(ui: Ui, screen: Screen, border: DynamicBorder, width: number): st
 	return [...border.render(width), ...lines.map((line) => truncateToWidth(line, width, "…")), ...border.render(width)];
 }
 
+/** The open manager's clock: it counts ticks and remembers the states it last drew. */
+class Ticker {
+	#timer: NodeJS.Timeout | undefined;
+	#ticks = 0;
+	#signature = "";
+
+	start(tick: (ticks: number) => void): void {
+		this.#timer = setInterval(() => {
+			this.#ticks += 1;
+			tick(this.#ticks);
+		}, TICK_MS);
+		this.#timer.unref();
+	}
+
+	/** Whether `signature` differs from the one last seen; it is remembered. */
+	changed(signature: string): boolean {
+		if (signature === this.#signature) return false;
+		this.#signature = signature;
+		return true;
+	}
+
+	stop(): void {
+		clearInterval(this.#timer);
+	}
+}
+
 /** Opens the manager; resolves when it is closed. */
 export async function openManager(ctx: ExtensionContext, session: CommandSession, options: ManagerOptions = {}): Promise<void> {
 	await ctx.ui.custom<void>((tui, theme, kb, done) => {
 		const border = new DynamicBorder((text: string) => theme.fg("accent", text));
-		const view: Ui["view"] = { stack: [], credentials: new Map(), config: session.config };
-		const ticker: { timer?: NodeJS.Timeout; signature: string; ticks: number } = { signature: "", ticks: 0 };
+		const view = new View<Screen>(session.config);
+		const ticker = new Ticker();
 		const close = () => {
-			clearInterval(ticker.timer);
+			ticker.stop();
 			done(undefined);
 		};
 		const redraw = () => {
@@ -186,12 +213,11 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 			matchingTools: (server, query) => matchingTools(session, server, query),
 			view,
 			push: (screen) => {
-				view.stack = [...view.stack, screen];
+				view.push(screen);
 				tui.requestRender();
 			},
 			back: () => {
-				view.stack = view.stack.slice(0, -1);
-				if (view.stack.length === 0) return close();
+				if (view.pop() === 0) return close();
 				tui.requestRender();
 			},
 			oauth: (name) => {
@@ -201,7 +227,7 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 			refreshCredentials: () => {
 				credentialStates(view.config, session.auth).then((next) => {
 					if ([...next].some(([name, state]) => view.credentials.get(name) !== state)) {
-						view.credentials = next;
+						view.setCredentials(next);
 						redraw();
 					}
 				});
@@ -229,15 +255,10 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 		ui.refreshCredentials();
 		// Live states: the runtime's records are in memory, so a tick costs a comparison; credential
 		// states come from the keyring, read less often.
-		ticker.timer = setInterval(() => {
-			ticker.ticks += 1;
-			if (ticker.ticks % CREDENTIALS_EVERY === 0) ui.refreshCredentials();
-			const signature = JSON.stringify(session.runtime.status());
-			if (signature === ticker.signature) return;
-			ticker.signature = signature;
-			redraw();
-		}, TICK_MS);
-		ticker.timer.unref();
+		ticker.start((ticks) => {
+			if (ticks % CREDENTIALS_EVERY === 0) ui.refreshCredentials();
+			if (ticker.changed(JSON.stringify(session.runtime.status()))) redraw();
+		});
 		const current = () => view.stack[view.stack.length - 1];
 		return {
 			// Pi's own lists do the same: PgUp/PgDn and the other viewport keys come here, not to the transcript.

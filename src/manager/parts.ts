@@ -6,8 +6,9 @@ import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type KeybindingsManager, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { CommandSession, ServerStatus } from "../contracts.ts";
-import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
+import type { ServerConfig } from "../schema.ts";
 import { type Row, type RowList, rowList } from "./list.ts";
+import { type View, Window } from "./view.ts";
 
 export type Screen = Readonly<{
 	header: () => readonly string[];
@@ -25,16 +26,8 @@ export type Ui = Readonly<{
 	session: CommandSession;
 	/** A server's tools matching a query, best first (all of them without one): the `mcp` tool's search. */
 	matchingTools: (server: string, query: string | undefined) => Promise<readonly Tool[]>;
-	/**
-	 * `config` is the session's configuration as last read: an enable or disable replaces it (the
-	 * runtime is the same object throughout).
-	 */
-	view: {
-		stack: readonly Screen[];
-		credentials: ReadonlyMap<string, string>;
-		config: ConfigSnapshot;
-		message?: string;
-	};
+	/** The screens, credential states, configuration as last read and the one-line message. */
+	view: View<Screen>;
 	push: (screen: Screen) => void;
 	back: () => void;
 	/** The configuration of a server that signs in with OAuth (`config.ts`'s rule), else undefined. */
@@ -76,7 +69,7 @@ export function list(ui: Ui, rows: readonly Row[], pick: (row: Row) => void): Ro
 
 /** A scrollable text: up/down/page keys scroll, Escape goes back. */
 export function textScreen(ui: Ui, title: string, text: () => string): Screen {
-	const scroll = { top: 0, lines: 0, page: 1 };
+	const scroll = new Window();
 	return {
 		header: () => [ui.theme.fg("accent", ui.theme.bold(title))],
 		hint: "↑↓ PgUp PgDn scroll · esc back",
@@ -86,7 +79,7 @@ export function textScreen(ui: Ui, title: string, text: () => string): Screen {
 				.flatMap((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
 			// One row for "(a–b of n)" when the text does not fit.
 			const page = lines.length <= rows ? rows : Math.max(1, rows - 1);
-			Object.assign(scroll, { lines: lines.length, page, top: Math.max(0, Math.min(scroll.top, lines.length - page)) });
+			scroll.fit(lines.length, page);
 			const shown = lines.slice(scroll.top, scroll.top + page).map((line) => ` ${line}`);
 			const more =
 				lines.length > page ? [ui.theme.fg("dim", ` (${scroll.top + 1}–${scroll.top + shown.length} of ${lines.length})`)] : [];
@@ -102,7 +95,7 @@ export function textScreen(ui: Ui, title: string, text: () => string): Screen {
 				["tui.select.pageDown", scroll.page],
 			];
 			const step = steps.find(([key]) => kb.matches(data, key))?.[1] ?? 0;
-			scroll.top = Math.max(0, Math.min(scroll.top + step, scroll.lines - scroll.page));
+			scroll.scroll(step);
 		},
 	};
 }
@@ -145,7 +138,7 @@ export function forManager(text: string): string {
 
 /** A one-line result under the server's header; credential states are re-read when `credentials`. */
 export function show(ui: Ui, message: string, credentials = false): void {
-	ui.view.message = message;
+	ui.view.say(message);
 	if (credentials) ui.refreshCredentials();
 	// A message may follow a change of state: the rows follow it now, not at the next tick (Connect beside "failed").
 	for (const screen of ui.view.stack) screen.changed?.();

@@ -9,6 +9,7 @@ import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import { listPrompts, listResources } from "../tool/prompts.ts";
 import type { RowList } from "./list.ts";
 import { type Choice, choiceRows, list, type Screen, show, type Ui } from "./parts.ts";
+import { Slot } from "./view.ts";
 
 /** What picking does: run a prompt (the manager closes first), attach a resource (a line saying so). */
 export type UserActs = Readonly<{
@@ -24,15 +25,15 @@ function loadedScreen(
 	load: () => Promise<readonly Choice[]>,
 	pick: (value: string) => void,
 ): Screen {
-	const state: { select?: RowList; note: string } = { note: "connecting…" };
+	const loaded = new Slot<Readonly<{ select?: RowList; note: string }>>({ note: "connecting…" });
 	load().then(
 		(choices) => {
-			state.select = list(ui, choiceRows(ui, choices), (row) => pick(row.value));
-			state.note = choices.length === 0 ? "none" : "";
+			const select = list(ui, choiceRows(ui, choices), (row) => pick(row.value));
+			loaded.set({ select, note: choices.length === 0 ? "none" : "" });
 			ui.tui.requestRender();
 		},
 		(error: Error) => {
-			state.note = sanitize(error.message);
+			loaded.set({ note: sanitize(error.message) });
 			ui.tui.requestRender();
 		},
 	);
@@ -43,10 +44,12 @@ function loadedScreen(
 		],
 		hint,
 		body: (width, rows) => {
+			const state = loaded.get();
 			const note = state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width).slice(0, 3) : [];
 			return [...note, ...(state.select?.render(width, Math.max(1, rows - note.length)) ?? [])];
 		},
 		input: (data) => {
+			const state = loaded.get();
 			if (!state.select && ui.kb.matches(data, "tui.select.cancel")) return ui.back();
 			state.select?.handleInput(data);
 		},

@@ -89,22 +89,27 @@ export async function runPrompt(
 	name: string,
 	given: Readonly<Record<string, string>>,
 ): Promise<void> {
-	const args = { ...given };
-	for (;;) {
-		try {
-			const result = await fetchPrompt(session, server, name, args, ctx.signal);
-			const presented = await presentPrompt(session, server, name, result);
-			return sendAsUser(conversation, ctx, presented.content);
-		} catch (error) {
-			if (!(error instanceof MissingArguments) || ctx.mode !== "tui") throw error;
-			for (const missing of error.missing) {
-				const described = error.prompt.arguments?.find((arg) => arg.name === missing)?.description;
-				const value = await ctx.ui.input(`${escapeName(name)}: ${escapeName(missing)}`, oneLine(described, 100) || undefined);
-				if (value === undefined) throw new Error(`prompt "${escapeName(name)}" not sent: no value for "${escapeName(missing)}"`);
-				args[missing] = value;
-			}
-		}
+	try {
+		const result = await fetchPrompt(session, server, name, given, ctx.signal);
+		const presented = await presentPrompt(session, server, name, result);
+		return sendAsUser(conversation, ctx, presented.content);
+	} catch (error) {
+		if (!(error instanceof MissingArguments) || ctx.mode !== "tui") throw error;
+		const asked = await askMissing(ctx, name, error);
+		return runPrompt(conversation, ctx, session, server, name, { ...given, ...asked });
 	}
+}
+
+/** The missing required arguments, asked for one by one; refused when the user gives no value. */
+async function askMissing(ctx: ExtensionContext, name: string, error: MissingArguments): Promise<Record<string, string>> {
+	const answers: [string, string][] = [];
+	for (const missing of error.missing) {
+		const described = error.prompt.arguments?.find((arg) => arg.name === missing)?.description;
+		const value = await ctx.ui.input(`${escapeName(name)}: ${escapeName(missing)}`, oneLine(described, 100) || undefined);
+		if (value === undefined) throw new Error(`prompt "${escapeName(name)}" not sent: no value for "${escapeName(missing)}"`);
+		answers.push([missing, value]);
+	}
+	return Object.fromEntries(answers);
 }
 
 /** Attaches a resource (or a template's expanded URI); resolves to a line saying what was added. */

@@ -24,40 +24,73 @@ import {
 	textScreen,
 	type Ui,
 } from "./parts.ts";
+import { Slot } from "./view.ts";
+
+/** The tools screen's list as last loaded; a load answers only if no later one was asked. */
+class Loaded {
+	#asked = 0;
+	#select: RowList | undefined;
+	#note = "connecting…";
+	#hidden: ReadonlySet<string> = new Set();
+
+	/** A new load: its number. */
+	ask(): number {
+		this.#asked += 1;
+		return this.#asked;
+	}
+
+	latest(asked: number): boolean {
+		return asked === this.#asked;
+	}
+
+	get select(): RowList | undefined {
+		return this.#select;
+	}
+
+	get note(): string {
+		return this.#note;
+	}
+
+	/** Names of the rows the filters hide (Enter on one shows no schema). */
+	get hidden(): ReadonlySet<string> {
+		return this.#hidden;
+	}
+
+	show(select: RowList | undefined, hidden: ReadonlySet<string>, note: string): void {
+		this.#select = select;
+		this.#hidden = hidden;
+		this.#note = note;
+	}
+}
 
 /** A server's tools: type to search (the `mcp` tool's own search), pick one to see its schema. */
 export function toolsScreen(ui: Ui, name: string): Screen {
 	const search = new Input({ prompt: "search: ", placeholder: "type to filter" });
 	search.focused = true;
-	const state: { select?: RowList; note: string; asked: number; hidden: ReadonlySet<string> } = {
-		note: "connecting…",
-		asked: 0,
-		hidden: new Set(),
-	};
+	const state = new Loaded();
 	const load = (query: string) => {
-		const asked = state.asked + 1;
-		state.asked = asked;
+		const asked = state.ask();
 		ui.matchingTools(name, query || undefined).then(
 			(tools) => {
-				if (asked !== state.asked) return;
+				if (!state.latest(asked)) return;
 				const choices = tools.map((tool) => ({
 					value: tool.name,
 					label: escapeName(tool.name),
 					description: oneLine(tool.description, 200),
 				}));
 				const hidden = hiddenRows((color, text) => ui.theme.fg(color, text), statusOf(ui, name), query);
-				state.hidden = new Set(hidden.map((row) => row.value));
+				const hiddenNames = new Set(hidden.map((row) => row.value));
 				const rows = [...choiceRows(ui, choices), ...hidden];
 				// The same list keeps its selection on the same tool (after a Tab, the tool just hidden or shown).
-				if (state.select) state.select.setRows(rows);
-				else state.select = list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
-				state.note = tools.length === 0 ? (query ? "no tool matches" : "no tools") : "";
+				const select =
+					state.select ?? list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
+				if (state.select) select.setRows(rows);
+				state.show(select, hiddenNames, tools.length === 0 ? (query ? "no tool matches" : "no tools") : "");
 				ui.tui.requestRender();
 			},
 			(error: Error) => {
-				if (asked !== state.asked) return;
-				state.select = undefined;
-				state.note = sanitize(error.message);
+				if (!state.latest(asked)) return;
+				state.show(undefined, state.hidden, sanitize(error.message));
 				ui.tui.requestRender();
 			},
 		);
@@ -96,25 +129,24 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 }
 
 export function schemaScreen(ui: Ui, server: string, name: string): Screen {
-	const holder = { text: "loading…" };
+	const text = new Slot("loading…");
 	ui.session.runtime.tool(server, name).then(
 		(tool) => {
 			const schema = (value: unknown) => stripProse(JSON.stringify(value, null, 2));
-			holder.text = [
+			const parts = [
 				tool.description ? stripProse(tool.description) : undefined,
 				`input schema:\n${schema(tool.inputSchema)}`,
 				tool.outputSchema ? `output schema:\n${schema(tool.outputSchema)}` : undefined,
-			]
-				.filter((part) => part !== undefined)
-				.join("\n\n");
+			];
+			text.set(parts.filter((part) => part !== undefined).join("\n\n"));
 			ui.tui.requestRender();
 		},
 		(error: Error) => {
-			holder.text = sanitize(error.message);
+			text.set(sanitize(error.message));
 			ui.tui.requestRender();
 		},
 	);
-	return textScreen(ui, `${escapeName(server)}/${escapeName(name)}`, () => holder.text);
+	return textScreen(ui, `${escapeName(server)}/${escapeName(name)}`, () => text.get());
 }
 
 function confirmLogout(ui: Ui, config: ServerConfig): Screen {
@@ -190,19 +222,19 @@ function actions(ui: Ui, name: string): Choice[] {
 }
 
 function login(ui: Ui, name: string, config: ServerConfig): void {
-	const link = { text: "creating a sign-in link…" };
+	const link = new Slot("creating a sign-in link…");
 	ui.session.auth.login(config).then(
 		(required) => {
-			link.text = forManager(required.message);
+			link.set(forManager(required.message));
 			ui.refreshCredentials();
 		},
 		(error: Error) => {
-			link.text = forManager(sanitize(error.message));
+			link.set(forManager(sanitize(error.message)));
 			ui.tui.requestRender();
 		},
 	);
 	const credential = () => ui.view.credentials.get(name) ?? "";
-	ui.push(textScreen(ui, `${escapeName(name)}: sign in`, () => `${link.text}\n\nCredentials: ${credential()}`));
+	ui.push(textScreen(ui, `${escapeName(name)}: sign in`, () => `${link.get()}\n\nCredentials: ${credential()}`));
 }
 
 function connect(ui: Ui, name: string): void {

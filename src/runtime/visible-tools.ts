@@ -5,7 +5,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerStatus } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
-import { FILTER_FIELDS, type FilterField, hiddenBy, type ToolFilter } from "../schema/tool-filter.ts";
+import { FILTER_FIELDS, type FilterField, filterTest, hiddenBy, type ToolFilter } from "../schema/tool-filter.ts";
 import type { ServerEntry } from "../schema.ts";
 
 /** A server's `includeTools` / `excludeTools` and the file they are written in (named in refusals). */
@@ -70,9 +70,10 @@ export function filteredReason(field: FilterField, path: string): string {
 }
 
 function buildIndex(tools: readonly Tool[], filter: FilterOf | undefined): ToolIndex {
+	const hides = filter && filterTest(filter);
 	const filtered = new Map(
 		tools.flatMap((tool) => {
-			const field = filter ? hiddenBy(filter, tool.name) : undefined;
+			const field = hides?.(tool.name);
 			return field ? [[tool.name, field] as const] : [];
 		}),
 	);

@@ -11,31 +11,36 @@ export type FilterField = (typeof FILTER_FIELDS)[number];
 
 export type ToolFilter = Readonly<{ includeTools?: readonly string[]; excludeTools?: readonly string[] }>;
 
-const compiled = new Map<string, RegExp>();
-
-/** The pattern as an anchored expression; bounded cache (configurations hold few patterns). */
+/** The pattern as an anchored expression (only syntax characters are escaped: `\-` is an error with `u`). */
 function expression(pattern: string): RegExp {
-	const held = compiled.get(pattern);
-	if (held) return held;
 	const source = [...pattern]
-		.map((char) => (char === "*" ? "[\\s\\S]*" : char === "?" ? "[\\s\\S]" : char.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&")))
+		.map((char) => (char === "*" ? "[\\s\\S]*" : char === "?" ? "[\\s\\S]" : char.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
 		.join("");
-	const made = new RegExp(`^${source}$`, "u");
-	if (compiled.size >= 512) compiled.clear();
-	compiled.set(pattern, made);
-	return made;
+	return new RegExp(`^${source}$`, "u");
 }
 
 export function globMatch(pattern: string, name: string): boolean {
 	return expression(pattern).test(name);
 }
 
+/**
+ * The filter as a test of one name: the field that hides it, or undefined when the tool exists for the
+ * model. The patterns are compiled here, once: a listing tests every tool with the same test (no cache
+ * outlives it).
+ */
+export function filterTest(filter: ToolFilter): (name: string) => FilterField | undefined {
+	const include = filter.includeTools?.map(expression);
+	const exclude = filter.excludeTools?.map(expression) ?? [];
+	return (name) => {
+		if (include && !include.some((pattern) => pattern.test(name))) return "includeTools";
+		if (exclude.some((pattern) => pattern.test(name))) return "excludeTools";
+		return undefined;
+	};
+}
+
 /** The field that hides `name`, or undefined when the tool exists for the model. */
 export function hiddenBy(filter: ToolFilter, name: string): FilterField | undefined {
-	const { includeTools, excludeTools } = filter;
-	if (includeTools && !includeTools.some((pattern) => globMatch(pattern, name))) return "includeTools";
-	if (excludeTools?.some((pattern) => globMatch(pattern, name))) return "excludeTools";
-	return undefined;
+	return filterTest(filter)(name);
 }
 
 /** Whether the filter can hide anything. */
