@@ -1,8 +1,6 @@
 /**
- * Pi registration and the session's lifecycle: the `/mcp` command, the `mcp` tool and Pi's events. The
- * factory only registers (no files, processes, sockets or timers); `session_start` reads the configuration
- * into a session (`session.ts` builds it, as for `pi-mcp`); servers connect on first use; `session_shutdown`
- * stops everything. The early start wraps the calls' sessions in one line (`withEarlyStart`).
+ * Pi registration and the session's lifecycle. The factory only registers (no I/O, no timers); `session_start`
+ * reads the configuration into a session (`session.ts`); the rest loads and connects on first use (figure 1).
  */
 import {
 	CONFIG_DIR_NAME,
@@ -11,17 +9,16 @@ import {
 	type ExtensionContext,
 	getAgentDir,
 } from "@earendil-works/pi-coding-agent";
+import { once } from "./async.ts";
 import type { SecretStore } from "./auth/keyring.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
 import type { CommandSession } from "./contracts.ts";
-import { completions } from "./manager/completions.ts";
 import type { ManagerOptions } from "./manager/manager.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
 import { createSession, type McpSession } from "./session.ts";
 import { DESCRIPTION, PROMPT_SNIPPET, parameters } from "./tool/definition.ts";
 import { withEarlyStart } from "./tool/early.ts";
-import { executeMcp, preloadTool } from "./tool/execute.ts";
 
 export { VERSION } from "./session.ts";
 
@@ -38,11 +35,8 @@ export type InstallMcpOptions = Readonly<{
 	now?: () => number;
 }>;
 
-/** `step`, once `previous` has settled (whatever its outcome). */
-async function after(previous: Promise<void> | undefined, step: () => Promise<void>): Promise<void> {
-	await previous?.catch(() => undefined);
-	await step();
-}
+const loadExecute = once(() => import("./tool/execute.ts"));
+const loadCompletions = once(() => import("./manager/completions.ts"));
 
 /** The extension's one owner of what changes: the current session, its loading, and Pi's latest context. */
 class Host {
@@ -63,10 +57,6 @@ class Host {
 
 	get session(): McpSession | undefined {
 		return this.#session;
-	}
-
-	get loading(): Promise<void> | undefined {
-		return this.#loading;
 	}
 
 	/** Pi's context at the latest session start: where a sign-in's outcome is told. */
@@ -114,7 +104,7 @@ class Host {
 
 	/** Runs `step` after every session start or change before it, so that `/mcp` and the tool see it applied. */
 	chain(step: () => Promise<void>): Promise<void> {
-		const loading = after(this.#loading, step);
+		const loading = (this.#loading ?? Promise.resolve()).catch(() => undefined).then(step);
 		this.#loading = loading;
 		return loading;
 	}
@@ -122,8 +112,7 @@ class Host {
 
 /** `/mcp`: the manager for a bare `/mcp` in the TUI, else the subcommand (each module loads only now). */
 async function command(host: Host, args: string, ctx: ExtensionCommandContext): Promise<void> {
-	await host.loading;
-	const opened = host.session ? await host.open() : undefined;
+	const opened = await host.open().catch(() => undefined); // Waits for a session start in progress.
 	if (args.trim() === "" && ctx.mode === "tui" && opened) {
 		const { openManager } = await import("./manager/manager.ts");
 		return openManager(ctx, opened, { ...managerEdits(host, ctx), conversation: host.pi });
@@ -177,7 +166,7 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 	const calls = withEarlyStart(pi, {
 		entries: () => host.session?.config().servers ?? [],
 		runtime: () => host.session?.runtime(),
-		preload: preloadTool,
+		preload: () => void loadExecute().then((execute) => execute.preloadTool()),
 		open: () => host.open(),
 	});
 	pi.registerTool<typeof parameters, McpDetails>({
@@ -186,14 +175,14 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		description: DESCRIPTION,
 		promptSnippet: PROMPT_SNIPPET,
 		parameters,
-		execute: executeMcp(calls),
+		execute: async (...call) => (await loadExecute()).executeMcp(calls)(...call),
 		renderCall: (args, theme) => renderCall(args, theme),
 		renderResult: (result, options, theme, context) => renderResult(result, options, theme, context.isError),
 	});
 	pi.registerCommand("mcp", {
 		description: "MCP servers: status, tools, reconnect, login, logout, prompt, attach",
-		getArgumentCompletions: (prefix) =>
-			completions(
+		getArgumentCompletions: async (prefix) =>
+			(await loadCompletions()).completions(
 				prefix,
 				() => host.session?.states() ?? [],
 				() => host.open(),

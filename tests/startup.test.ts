@@ -16,7 +16,7 @@ const ROOT = new URL("..", import.meta.url).pathname;
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-test("registration and session_start load only index, session, tool, completions, config, schema, render, output and text; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
+test("registration and session_start load only index, session, the early start, config, schema, render, output and text; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-startup-"));
 	dirs.push(dir);
 	const log = join(dir, "modules.log");
@@ -59,7 +59,6 @@ test("registration and session_start load only index, session, tool, completions
 		"config/secrets.ts",
 		"config/values.ts",
 		"index.ts",
-		"manager/completions.ts",
 		"output/text.ts",
 		"render.ts",
 		"schema.ts",
@@ -67,7 +66,6 @@ test("registration and session_start load only index, session, tool, completions
 		"session.ts",
 		"tool/definition.ts",
 		"tool/early.ts",
-		"tool/execute.ts",
 	]);
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
 	const status = lines.find((line) => line.startsWith("-- status:"));
@@ -89,6 +87,7 @@ test("registration and session_start load only index, session, tool, completions
 		"schema/tool-filter.ts",
 		"sdk.ts",
 		"tool/actions.ts",
+		"tool/execute.ts",
 		"tool/hints.ts",
 		"tool/listing.ts",
 		"tool/status.ts",
