@@ -141,7 +141,6 @@ describe("planted links and concurrent edits", () => {
 			assert.deepEqual(JSON.parse(await readFile(dirs.projectPath, "utf8")).mcpServers.srv, {
 				command: "node",
 				args: ["s.js"],
-				enabled: true,
 			});
 		});
 	});
