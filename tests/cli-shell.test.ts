@@ -67,7 +67,9 @@ describe("errors a 24-row terminal keeps on screen", () => {
 		assert.ok(typo.stderr.split("\n").length <= 3, typo.stderr);
 		assert.match(lastLines(typo.stderr, 2), /unknown command "lsit"; did you mean "list"\?/);
 		const json = await run(box(), ["--json", "lsit"]);
-		assert.deepEqual(JSON.parse(json.stdout), { error: { message: 'unknown command "lsit"; did you mean "list"?', code: "usage" } });
+		assert.deepEqual(JSON.parse(json.stdout), {
+			error: { message: 'unknown command "lsit"; did you mean "list"?', code: "usage" },
+		});
 		const option = await run(box(), ["tools", "--frob"]);
 		assert.equal(option.code, 2);
 		assert.match(lastLines(option.stderr, 1), /^pi-mcp: unknown option '--frob'$/, "a usage error's help comes before it");
@@ -102,9 +104,15 @@ describe("errors a 24-row terminal keeps on screen", () => {
 		assert.equal(unset.code, 2, unset.stderr);
 		assert.match(unset.stderr, /bearerTokenEnv PI_MCP_TEST_UNSET_TOKEN is not set/);
 		const help = await run(box(), ["--help"]);
-		assert.match(help.stdout, /2 usage or configuration error \(an unknown command, option, server, tool, prompt or\nargument name/);
+		assert.match(
+			help.stdout,
+			/2 usage or configuration error \(an unknown command, option, server, tool, prompt or\nargument name/,
+		);
 		const importHelp = await run(box(), ["import", "--help"]);
-		assert.match(importHelp.stdout, /Exit 1 when some entries were imported and others skipped \(each named\); 2 when none was\./);
+		assert.match(
+			importHelp.stdout,
+			/Exit 1 when some entries were imported and others skipped \(each named\); 2 when none was\./,
+		);
 	});
 });
 
@@ -152,7 +160,10 @@ describe("commands that say only what they did", () => {
 		assert.match(doctor.stdout, /instructions: Use notes for the team's notes\. \(2 more lines: --verbose\)\n/);
 		assert.doesNotMatch(doctor.stdout, /Second line/);
 		const verbose = await run(box(), ["doctor", "--verbose"]);
-		assert.match(verbose.stdout, /instructions: Use notes for the team's notes\.\n +Second line of the instructions\.\n +Third line\./);
+		assert.match(
+			verbose.stdout,
+			/instructions: Use notes for the team's notes\.\n +Second line of the instructions\.\n +Third line\./,
+		);
 	});
 
 	test("read of an image names no file that vanishes: without --out it says it was not kept; with --out the file stays", async () => {
@@ -181,7 +192,10 @@ describe("editing one tool", () => {
 		const off = await run(box(), ["disable", "notes", "echo"]);
 		assert.equal(off.code, 0, off.stderr);
 		assert.equal(off.stdout.includes("\\n"), false, off.stdout);
-		assert.match(off.stdout, /^Hid tool "echo" of "notes" in the user file .*mcp\.json from the model:\n\{\n {2}"excludeTools": \[\n {4}"echo"\n {2}\]\n\}\n$/);
+		assert.match(
+			off.stdout,
+			/^Hid tool "echo" of "notes" in the user file .*mcp\.json from the model:\n\{\n {2}"excludeTools": \[\n {4}"echo"\n {2}\]\n\}\n$/,
+		);
 		const again = await run(box(), ["disable", "notes", "echo"]);
 		assert.equal(again.code, 0, again.stderr);
 		assert.match(again.stdout, /already hidden from the model; nothing was changed/);
@@ -201,7 +215,7 @@ describe("editing one tool", () => {
 		assert.deepEqual(JSON.parse(await readFile(userFile(), "utf8")).mcpServers.spare.excludeTools, ["later-tool"]);
 	});
 
-	test("enable removes \"enabled\": false instead of writing true: disable then enable gives the file back", async () => {
+	test('enable removes "enabled": false instead of writing true: disable then enable gives the file back', async () => {
 		const before = await readFile(userFile(), "utf8");
 		const off = await run(box(), ["disable", "notes"]);
 		assert.equal(off.code, 0, off.stderr);

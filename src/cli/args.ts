@@ -210,7 +210,9 @@ function finish(
 		env: (values.env as string[] | undefined) ?? [],
 		header: (values.header as string[] | undefined) ?? [],
 		...(Object.fromEntries(
-			Object.entries(values).filter(([key]) => !["json", "approve", "help", "version", "force", "verbose", "connect", "env", "header"].includes(key)),
+			Object.entries(values).filter(
+				([key]) => !["json", "approve", "help", "version", "force", "verbose", "connect", "env", "header"].includes(key),
+			),
 		) as Partial<Flags>),
 	};
 	return { command, args, flags, rest };

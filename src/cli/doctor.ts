@@ -116,7 +116,9 @@ export async function runDoctor(
 		const check = connected.find((item) => item.name === entry.name) as Check;
 		const status = cli.runtime.status().find((item) => item.name === entry.name);
 		const credential = credentials.get(entry.name);
-		const told = status?.instructions ? `\n    instructions: ${instructionsText(status.instructions, cli.flags.verbose === true)}` : "";
+		const told = status?.instructions
+			? `\n    instructions: ${instructionsText(status.instructions, cli.flags.verbose === true)}`
+			: "";
 		const detail =
 			check.ok && status ? `${serverLine(status, credential)}${told}` : `failed — ${check.detail.replace(/\n/g, "\n      ")}`;
 		return { ...check, detail: check.ok || !credential ? detail : `${detail}\n    credentials: ${credential}` };

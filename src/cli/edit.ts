@@ -26,8 +26,8 @@ import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
 import { acquireLock } from "../store.ts";
 import { type Flags, UsageError } from "./args.ts";
-import { agentDirOf, type CliIo, EXIT } from "./io.ts";
 import { HELP } from "./help.ts";
+import { agentDirOf, type CliIo, EXIT } from "./io.ts";
 import { jsonLine } from "./json.ts";
 
 export type EditCommand = (

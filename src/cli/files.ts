@@ -75,12 +75,7 @@ class KeptFiles {
  * Binary content as one line: saved into `--out` and named there, or, without `--out`, said not kept
  * (with how to keep it). `label` names the file.
  */
-export async function binaryLine(
-	files: SavedFiles,
-	data: string,
-	mimeType: string,
-	label: string,
-): Promise<string> {
+export async function binaryLine(files: SavedFiles, data: string, mimeType: string, label: string): Promise<string> {
 	const bytes = Buffer.from(data, "base64");
 	const what = `${stripTerminal(mimeType)}, ${formatBytes(bytes.length)}`;
 	if (!files.kept) return `[${what}: not kept; pass --out <dir> to save it]`;

@@ -16,9 +16,9 @@ import { MAX_FILE_BYTES } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
 import { type Flags, type Scope, UsageError } from "./args.ts";
-import { type CliIo, EXIT } from "./io.ts";
 import { placeOf, RELOAD_NOTE, report, waitingOf, warnBeforeWriting } from "./edit.ts";
 import { HELP } from "./help.ts";
+import { type CliIo, EXIT } from "./io.ts";
 import { jsonLine } from "./json.ts";
 
 type Fields = Record<string, unknown>;

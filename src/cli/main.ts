@@ -18,9 +18,9 @@ import { jsonError } from "./json.ts";
 import { suggestion } from "./names.ts";
 import { SERVER_COMMANDS } from "./servers.ts";
 
+export { HELP } from "./help.ts";
 export { agentDirOf, type CliIo, EXIT, SHELL_WORDS } from "./io.ts";
 export { sweep } from "./sweep.ts";
-export { HELP } from "./help.ts";
 
 /**
  * Writes an error: JSON on stdout with `--json`, else text on stderr; returns the exit code. A usage

@@ -39,7 +39,13 @@ async function checkedPrompt(cli: Cli, server: string, name: string, given: Read
 	const prompts = await slow(cli, `connecting to ${server}`, listPrompts(cli.session, server, cli.signal));
 	const prompt = prompts.find((each) => each.name === name);
 	const owner = serverWords(server);
-	if (!prompt) throw unknownOf(owner, "prompt", name, prompts.map((each) => each.name));
+	if (!prompt)
+		throw unknownOf(
+			owner,
+			"prompt",
+			name,
+			prompts.map((each) => each.name),
+		);
 	const declared = (prompt.arguments ?? []).map((arg) => arg.name);
 	const unknown = Object.keys(given).find((key) => !declared.includes(key));
 	if (unknown !== undefined) throw unknownOf(`prompt "${escapeName(name)}" of ${owner}`, "argument", unknown, declared);

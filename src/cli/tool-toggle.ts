@@ -25,7 +25,9 @@ async function checkListed(io: CliIo, flags: Flags, server: string, tool: string
 		const entry = entryOf(cli, server, "disable");
 		if (entry.config && hiddenBy(entry.config, tool) !== undefined) return;
 		const listing = toolNames(cli.runtime, server, signal).catch((error: unknown) => {
-			io.err(`pi-mcp: the tools of "${escapeName(server)}" could not be listed; --force hides "${escapeName(tool)}" without checking\n`);
+			io.err(
+				`pi-mcp: the tools of "${escapeName(server)}" could not be listed; --force hides "${escapeName(tool)}" without checking\n`,
+			);
 			throw error;
 		});
 		const { visible, filtered } = await slow(cli, `listing the tools of ${server}`, listing);
