@@ -9,9 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { Session } from "../src/contracts.ts";
-import { runAction } from "../src/tool/actions.ts";
+import { runAction } from "../src/catalog/actions.ts";
 import { type Params, parameters } from "../src/tool/definition.ts";
-import { modelStatus, userStatus } from "../src/tool/status.ts";
+import { modelStatus, userStatus } from "../src/catalog/status.ts";
 import { count, HOSTILE, LEGACY_EXIT, readWire, SERVER, waitForWire } from "./helpers/servers.ts";
 import { type OpenSession, openSession } from "./helpers/session.ts";
 

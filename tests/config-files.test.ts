@@ -14,8 +14,8 @@ import { MAX_SERVERS } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { runAction } from "../src/tool/actions.ts";
-import type { Result } from "../src/tool/listing.ts";
+import { runAction } from "../src/catalog/actions.ts";
+import type { Result } from "../src/catalog/listing.ts";
 import {
 	broken,
 	type Dirs,

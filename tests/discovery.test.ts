@@ -11,7 +11,7 @@ import { after, describe, test } from "node:test";
 import type { Session } from "../src/contracts.ts";
 import { indexOf } from "../src/search/rank.ts";
 import { MAX_NAMES, MIN_NAMES, WEAK_RESULT_CHARS } from "../src/search/weak.ts";
-import { runAction } from "../src/tool/actions.ts";
+import { runAction } from "../src/catalog/actions.ts";
 import type { Params } from "../src/tool/definition.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { CRASH, SERVER } from "./helpers/servers.ts";

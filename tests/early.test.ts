@@ -15,7 +15,7 @@ import type { JsonSchemaType } from "@modelcontextprotocol/client";
 import type { CommandSession, Runtime } from "../src/contracts.ts";
 import { outputChecks } from "../src/runtime/validate.ts";
 import { indexOf } from "../src/search/rank.ts";
-import { runAction } from "../src/tool/actions.ts";
+import { runAction } from "../src/catalog/actions.ts";
 import { parameters } from "../src/tool/definition.ts";
 import { EarlyStart } from "../src/tool/early/start.ts";
 import {

@@ -13,7 +13,7 @@ import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { runAction } from "../src/tool/actions.ts";
+import { runAction } from "../src/catalog/actions.ts";
 import type { Params } from "../src/tool/definition.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";

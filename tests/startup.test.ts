@@ -86,11 +86,11 @@ test("registration and session_start load only index, session, the early start, 
 		"runtime/visible-tools.ts",
 		"schema/tool-filter.ts",
 		"sdk.ts",
-		"tool/actions.ts",
+		"catalog/actions.ts",
 		"tool/execute.ts",
-		"tool/hints.ts",
-		"tool/listing.ts",
-		"tool/status.ts",
+		"catalog/hints.ts",
+		"catalog/listing.ts",
+		"catalog/status.ts",
 	]);
 	// The model starting an `mcp` call loads the early start, and the SDK while the arguments stream (nothing connects).
 	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts", "tool/early/start.ts", "tool/early/stream.ts"]);

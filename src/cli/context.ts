@@ -17,7 +17,7 @@ import { escapeName } from "../output/text.ts";
 import { createOverflowStore, type OverflowStore } from "../output.ts";
 import { type ConfigSnapshot, closeMatches, type ServerEntry } from "../schema.ts";
 import { createSession, VERSION } from "../session.ts";
-import { credentialStates } from "../tool/status.ts";
+import { credentialStates } from "../catalog/status.ts";
 import { type Flags, UsageError } from "./args.ts";
 import { HELP } from "./help.ts";
 

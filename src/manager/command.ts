@@ -8,8 +8,8 @@ import { oauthConfig, unknownServer } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { errorText } from "../errors.ts";
 import { SUBCOMMANDS } from "../tool/definition.ts";
-import { userToolList } from "../tool/listing.ts";
-import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
+import { userToolList } from "../catalog/listing.ts";
+import { credentialStates, statusLine, userStatus } from "../catalog/status.ts";
 import type { Conversation } from "./prompt.ts";
 
 const USAGE =

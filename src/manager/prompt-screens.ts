@@ -6,7 +6,7 @@
  */
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
-import { listPrompts, listResources } from "../tool/prompts.ts";
+import { listPrompts, listResources } from "../catalog/prompts.ts";
 import type { RowList } from "./list.ts";
 import { type Choice, choiceRows, list, type Screen, show, type Ui } from "./parts.ts";
 import { Slot } from "./view.ts";

@@ -11,7 +11,7 @@ import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { type ConfirmSetting, type Hints, writes } from "../schema/confirm.ts";
 import { globMatch } from "../schema/tool-filter.ts";
-import type { Result } from "./listing.ts";
+import type { Result } from "../catalog/listing.ts";
 
 /** What a call needs from Pi's tool context to ask the user: the dialogs and the mode. */
 export type CallUi = Pick<ExtensionContext, "hasUI" | "mode" | "ui">;

@@ -10,7 +10,7 @@ import type { McpDetails } from "../render.ts";
 import type { parameters } from "./definition.ts";
 
 const loadModules = once(() =>
-	Promise.all([import("./actions.ts"), import("../errors.ts"), import("../sdk.ts")]).then(([actions, errors, sdk]) => ({
+	Promise.all([import("../catalog/actions.ts"), import("../errors.ts"), import("../sdk.ts")]).then(([actions, errors, sdk]) => ({
 		actions,
 		errors,
 		sdk,

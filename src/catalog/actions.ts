@@ -11,14 +11,14 @@ import { isAppResource, present, promptResultParts, resourceResultParts, toolRes
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
-import type { CallUi } from "./confirm.ts";
-import { ACTIONS, type ListAction, type Params } from "./definition.ts";
+import type { CallUi } from "../tool/confirm.ts";
+import { ACTIONS, type ListAction, type Params } from "../tool/definition.ts";
 import { hintWords, instructionLines } from "./hints.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import { modelStatus } from "./status.ts";
 
 /** The confirm gate, imported once: overlapping calls must not import it twice at once (`loadSearch` says why). */
-const loadConfirm = once(() => import("./confirm.ts"));
+const loadConfirm = once(() => import("../tool/confirm.ts"));
 
 /** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
 function nameLine(name: string | undefined, max: number): string {

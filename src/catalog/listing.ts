@@ -14,7 +14,7 @@ import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
 import { escapeName, shortText } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import type { Hit, SearchIndex, SearchTool, Source } from "../search/rank.ts";
-import { MAX_LIMIT, type Params } from "./definition.ts";
+import { MAX_LIMIT, type Params } from "../tool/definition.ts";
 import { instructionLines, withHints } from "./hints.ts";
 
 /**
