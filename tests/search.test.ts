@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { rankedListing } from "../src/catalog/listing.ts";
 import { SLICE_MS } from "../src/search/build.ts";
 import {
 	buildIndex,
@@ -23,7 +24,6 @@ import {
 } from "../src/search/rank.ts";
 import { SYNONYM_GROUPS } from "../src/search/synonyms.ts";
 import { isWeak, MAX_NAMES, MIN_NAMES, strength, WEAK_RESULT_CHARS } from "../src/search/weak.ts";
-import { rankedListing } from "../src/catalog/listing.ts";
 
 type CatalogTool = SearchTool & Readonly<{ origin: string }>;
 const CATALOG = JSON.parse(

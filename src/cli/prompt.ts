@@ -5,9 +5,9 @@
  * checks them (`catalog/prompts.ts`): a missing required one is a usage error naming it.
  */
 import type { ContentBlock } from "@modelcontextprotocol/client";
+import { fetchPrompt, MissingArguments, readResource } from "../catalog/prompts.ts";
 import { blockParts, type Part, refusalText } from "../output/content.ts";
 import { formatBytes, stripTerminal } from "../output/text.ts";
-import { fetchPrompt, MissingArguments, readResource } from "../catalog/prompts.ts";
 import { UsageError } from "./args.ts";
 import { type Cli, EXIT, entryOf, extensionOf, slow } from "./context.ts";
 import { HELP } from "./help.ts";
