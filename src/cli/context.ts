@@ -5,12 +5,12 @@
  * run's mark; `sweep.ts`).
  */
 import { randomUUID } from "node:crypto";
+import { credentialStates } from "../catalog/status.ts";
 import { readForEdit } from "../config/edit.ts";
 import { loadConfig } from "../config.ts";
 import type { Auth, Runtime, Session } from "../contracts.ts";
 import type { ConfigSnapshot, ServerEntry } from "../schema.ts";
 import { createSession } from "../session.ts";
-import { credentialStates } from "../tool/status.ts";
 import type { Flags } from "./args.ts";
 import { type SavedFiles, savedFiles } from "./files.ts";
 import { agentDirOf, type CliIo, SHELL_WORDS } from "./io.ts";

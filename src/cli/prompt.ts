@@ -2,12 +2,12 @@
  * `pi-mcp prompt <server> <prompt> [name=value …]` prints a prompt's messages (`role: text`, one message a
  * line); `pi-mcp read <server> <uri>` prints a resource: text as text, anything binary saved into `--out`
  * (`files.ts`). `--json` prints what the server returned. An unknown prompt or argument name is a usage
- * error with the close ones; a missing required argument is named (`tool/prompts.ts` checks it).
+ * error with the close ones; a missing required argument is named (`catalog/prompts.ts` checks it).
  */
 import type { ContentBlock } from "@modelcontextprotocol/client";
+import { fetchPrompt, listPrompts, MissingArguments, type Prompt, readResource } from "../catalog/prompts.ts";
 import { blockParts, type Part } from "../output/content.ts";
 import { escapeName, stripTerminal } from "../output/text.ts";
-import { fetchPrompt, listPrompts, MissingArguments, type Prompt, readResource } from "../tool/prompts.ts";
 import { UsageError } from "./args.ts";
 import type { Cli } from "./context.ts";
 import { binaryLine, filesNote } from "./files.ts";
