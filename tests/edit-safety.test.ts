@@ -171,7 +171,8 @@ describe("planted links and concurrent edits", () => {
 				...names.map((name) => setEnabled(place(dirs), name, false, "project")),
 			]);
 			const servers = JSON.parse(await readFile(dirs.userPath, "utf8")).mcpServers;
-			for (const [i, name] of names.entries()) assert.equal(servers[name].enabled, i % 2 === 0, name);
+			// Enabling removes the key disabling wrote.
+			for (const [i, name] of names.entries()) assert.equal(servers[name].enabled, i % 2 === 0 ? undefined : false, name);
 			for (const name of names) assert.deepEqual(servers[`new-${name}`], { command: "node" });
 			const project = JSON.parse(await readFile(dirs.projectPath, "utf8")).mcpServers;
 			assert.deepEqual(Object.keys(project).sort(), [...names].sort());
