@@ -117,7 +117,7 @@ export async function runDoctor(
 		const status = cli.runtime.status().find((item) => item.name === entry.name);
 		const credential = credentials.get(entry.name);
 		const told = status?.instructions
-			? `\n    instructions: ${instructionsText(status.instructions, cli.flags.verbose === true)}`
+			? `\n    instructions: ${instructionsText(status.instructions, cli.flags.verbose === true || cli.flags.json)}`
 			: "";
 		const detail =
 			check.ok && status ? `${serverLine(status, credential)}${told}` : `failed — ${check.detail.replace(/\n/g, "\n      ")}`;
