@@ -10,7 +10,7 @@ import { errorText } from "../errors.ts";
 import { SUBCOMMANDS } from "../tool/definition.ts";
 import { userToolList } from "../tool/listing.ts";
 import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
-import type { Conversation } from "./prompt.ts";
+import type { Conversation } from "./conversation.ts";
 
 const USAGE =
 	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server> | /mcp prompt <server> <prompt> [name=value …] | /mcp attach <server> <uri>";
@@ -61,7 +61,7 @@ export async function runCommand(
 ): Promise<void> {
 	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
 	if (action === "prompt" || action === "attach")
-		return (await import("./prompt.ts")).runUserCommand(args, ctx, session, conversation);
+		return (await import("./conversation.ts")).runUserCommand(args, ctx, session, conversation);
 	if (action === "status" && name === undefined) {
 		return report(
 			ctx,

@@ -17,8 +17,8 @@ import { matchingTools } from "../tool/listing.ts";
 import { credentialStates } from "../tool/status.ts";
 import type { Row } from "./list.ts";
 import { cell, facts, forManager, list, type Screen, show, stateColor, stateOf, type Ui } from "./parts.ts";
-import { attachResource, type Conversation, runPrompt } from "./prompt.ts";
-import { promptsScreen, resourcesScreen, type UserActs } from "./prompt-screens.ts";
+import { attachResource, type Conversation, runPrompt } from "./conversation.ts";
+import { promptsScreen, resourcesScreen, type UserActs } from "./catalog.ts";
 import { serverScreen } from "./screens.ts";
 import { View } from "./view.ts";
 
