@@ -41,6 +41,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	return {
 		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
 		names: () => [...t.entries.keys()],
+		listed: (name) => {
+			const current = connection(t, name);
+			return current.state === "ready" ? (current.index?.listed ?? []) : [];
+		},
 
 		async tools(name, signal) {
 			const live = await ready(t, name, signal);

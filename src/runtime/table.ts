@@ -7,7 +7,7 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/client";
 import { awaitWith, settledWithin } from "../async.ts";
 import type { CallOptions, Live, RuntimeOptions, ServerStatus, TransportAuth } from "../contracts.ts";
-import { AuthRequired, CallFailed, PI_WORDS, SdkUnavailable, SetupFailed } from "../errors.ts";
+import { AuthRequired, CallFailed, PI_WORDS, SdkUnavailable, SetupFailed, wordedOf } from "../errors.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
@@ -264,10 +264,12 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 		ignoredKeys: entry.ignoredKeys,
 		stderrTail: clean(t, entry.name, t.stderrTails.get(entry.name)?.text() ?? "") || undefined,
 	};
-	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error };
+	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error, problem: entry.problem };
 	if (!entry.enabled) return { ...base, state: "disabled" };
 	const current = connection(t, entry.name);
-	if (current.state === "failed") return { ...base, state: "failed", error: current.error.message };
+	if (current.state === "failed") {
+		return { ...base, state: "failed", error: current.error.message, errorIn: wordedOf(current.error) };
+	}
 	const hiddenTools = hiddenSummary(filterFor(entry), current.state === "ready" ? current.index : undefined);
 	if (current.state !== "ready") return { ...base, state: current.state, hiddenTools };
 	return {
