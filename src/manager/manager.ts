@@ -109,16 +109,17 @@ function serversScreen(ui: Ui): Screen {
 	const open = (row: Row) => ui.push(serverScreen(ui, row.value));
 	const select = list(ui, serverRows(ui), open);
 	return {
-		header: () => {
-			const source = oneSource(ui.session.runtime.status());
-			return [
-				theme.fg("accent", theme.bold("MCP servers (pi-mcp)")),
-				...(source ? [theme.fg("muted", `from ${source}`)] : []),
-				...(select.selected() ? [] : [theme.fg("muted", "No servers configured: add them to mcp.json (see /mcp status).")]),
-			];
-		},
+		header: () => [
+			theme.fg("accent", theme.bold("MCP servers (pi-mcp)")),
+			...(select.selected() ? [] : [theme.fg("muted", "No servers configured: add them to mcp.json (see /mcp status).")]),
+		],
 		hint: "↑↓ PgUp PgDn navigate · enter open · esc close",
-		body: (width, rows) => select.render(width, rows),
+		// The one file every server comes from is named once, under the list.
+		body: (width, rows) => {
+			const source = oneSource(ui.session.runtime.status());
+			if (!source) return select.render(width, rows);
+			return [...select.render(width, Math.max(1, rows - 2)), "", theme.fg("muted", `  all in ${source}`)];
+		},
 		input: (data) => select.handleInput(data),
 		changed: () => select.setRows(serverRows(ui)),
 	};
