@@ -6,8 +6,7 @@
 import type { AutocompleteProvider } from "@earendil-works/pi-tui";
 
 export function mcpTab(current: AutocompleteProvider): AutocompleteProvider {
-	const ours = (lines: readonly string[], line: number, col: number) =>
-		/^\s*\/mcp\s/.test((lines[line] ?? "").slice(0, col));
+	const ours = (lines: readonly string[], line: number, col: number) => /^\s*\/mcp\s/.test((lines[line] ?? "").slice(0, col));
 	return {
 		...(current.triggerCharacters ? { triggerCharacters: current.triggerCharacters } : {}),
 		getSuggestions: (lines, line, col, options) =>
