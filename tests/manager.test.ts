@@ -99,7 +99,7 @@ test("the /mcp manager: servers, actions, tools with search and schema, reconnec
 	// A row says what tells servers apart (the description), the one file they come from is named once.
 	assert.match(servers, /→ idle\s+fixture\s+stdio — the fixture\n/);
 	assert.match(servers, /^\s+idle\s+broken\s+stdio\n/m);
-	assert.match(servers, /^ {3}all in \/\S+\/agent\/mcp\.json$/m);
+	assert.match(servers, /^ {2}all in \/\S+\/agent\/mcp\.json$/m);
 
 	tui.keys("Enter");
 	const server = await tui.waitFor(/fixture {2}idle · stdio/, "the server screen");
