@@ -454,3 +454,26 @@ test("the manager disables and enables a server in the file that defines it, and
 	assert.equal(JSON.parse(await readFile(file, "utf8")).mcpServers.fixture.enabled, true);
 	await stop(tui, log);
 });
+
+test("the manager at 80×24 tells servers apart: descriptions, not the one file again; an invalid entry's problem, not its file", {
+	skip: !HAS_TMUX && "needs tmux",
+}, async () => {
+	const { tui, log } = await startTui(
+		{
+			alpha: { command: process.execPath, args: [SERVER], description: "Alpha's notes" },
+			beta: { command: process.execPath, args: [SERVER], description: "Beta's tickets" },
+			bad_one: { command: 5 } as unknown as Entry,
+			bad_two: { url: "ftp://example.invalid/x" },
+		},
+		{ size: { cols: 80, rows: 24 } },
+	);
+	const list = await openManager(tui);
+	assert.match(list, /^ {2}idle\s+alpha\s+stdio — Alpha's notes$/m);
+	assert.match(list, /^ {2}idle\s+beta\s+stdio — Beta's tickets$/m);
+	assert.equal(list.match(/mcp\.json/g)?.length, 1, `the file is named once:\n${list}`);
+	const invalid = list.split("\n").filter((line) => /invalid/.test(line));
+	assert.equal(invalid.length, 2, list);
+	for (const line of invalid) assert.doesNotMatch(line, /server "bad_|mcp\.json/, "the row shows the problem itself");
+	assert.notEqual(invalid[0]?.replace(/bad_\w+/, ""), invalid[1]?.replace(/bad_\w+/, ""), "two problems differ");
+	await stop(tui, log);
+});
