@@ -15,7 +15,7 @@ import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { matchingTools } from "../tool/listing.ts";
 import { credentialStates } from "../tool/status.ts";
-import { promptsScreen, resourcesScreen, type UserActs } from "./catalog.ts";
+import { promptsScreen, resourcesScreen, type UserActs } from "./prompts-resources.ts";
 import { attachResource, type Conversation, runPrompt } from "./conversation.ts";
 import type { Row } from "./list.ts";
 import { cell, facts, list, type Screen, show, stateColor, stateOf, statusError, type Ui } from "./parts.ts";

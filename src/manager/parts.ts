@@ -40,7 +40,7 @@ export type Ui = Readonly<{
 	setEnabled: (name: string, enabled: boolean) => void;
 	/** Hides a tool from the model or shows it (`excludeTools`), applies that, then calls `done`. */
 	setToolHidden: (name: string, tool: string, hidden: boolean, done: () => void) => void;
-	/** A server's Prompts and Resources screens (`catalog.ts`), where the session can take them. */
+	/** A server's Prompts and Resources screens (`prompts-resources.ts`), where the session can take them. */
 	userScreens?: Readonly<{ prompts: (server: string) => Screen; resources: (server: string) => Screen }>;
 }>;
 
