@@ -7,9 +7,9 @@ import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/
 import { oauthConfig } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { errorText } from "../errors.ts";
-import { SUBCOMMANDS } from "../tool/definition.ts";
-import { userToolList } from "../tool/listing.ts";
-import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
+import { SUBCOMMANDS } from "./completions.ts";
+import { userToolList } from "../catalog/listing.ts";
+import { credentialStates, statusLine, userStatus } from "../catalog/status.ts";
 import type { Conversation } from "./conversation.ts";
 import { unknownServerHere } from "./unknown.ts";
 

@@ -5,7 +5,7 @@
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine } from "../output/text.ts";
-import { hintWords } from "../tool/hints.ts";
+import { hintWords } from "../catalog/hints.ts";
 import type { Row } from "./list.ts";
 import { cell } from "./parts.ts";
 
