@@ -4,12 +4,12 @@
  * manager for a bare `/mcp` in the TUI); output goes through `report`.
  */
 import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { userToolList } from "../catalog/listing.ts";
+import { credentialStates, statusLine, userStatus } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { errorText } from "../errors.ts";
 import { SUBCOMMANDS } from "./completions.ts";
-import { userToolList } from "../catalog/listing.ts";
-import { credentialStates, statusLine, userStatus } from "../catalog/status.ts";
 import type { Conversation } from "./conversation.ts";
 import { unknownServerHere } from "./unknown.ts";
 

@@ -7,11 +7,6 @@
  */
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import { unknownServer } from "../config.ts";
-import type { CommandSession, Session } from "../contracts.ts";
-import { errorText } from "../errors.ts";
-import type { PiBlock } from "../output/content.ts";
-import { escapeName, formatBytes, oneLine } from "../output/text.ts";
 import {
 	fetchPrompt,
 	listPrompts,
@@ -22,6 +17,11 @@ import {
 	readResource,
 	suggestions,
 } from "../catalog/prompts.ts";
+import { unknownServer } from "../config.ts";
+import type { CommandSession, Session } from "../contracts.ts";
+import { errorText } from "../errors.ts";
+import type { PiBlock } from "../output/content.ts";
+import { escapeName, formatBytes, oneLine } from "../output/text.ts";
 import { unknownServerHere } from "./unknown.ts";
 
 /** How the command reaches the conversation: Pi's own senders. */

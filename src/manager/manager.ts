@@ -9,16 +9,16 @@
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
+import { matchingTools } from "../catalog/listing.ts";
+import { credentialStates } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
 import type { CommandSession, ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
-import { matchingTools } from "../catalog/listing.ts";
-import { credentialStates } from "../catalog/status.ts";
-import { promptsScreen, resourcesScreen, type UserActs } from "./prompts-resources.ts";
 import { attachResource, type Conversation, runPrompt } from "./conversation.ts";
 import type { Row } from "./list.ts";
 import { cell, facts, list, type Screen, show, stateColor, stateOf, statusError, type Ui } from "./parts.ts";
+import { promptsScreen, resourcesScreen, type UserActs } from "./prompts-resources.ts";
 import { serverScreen } from "./screens.ts";
 import { View } from "./view.ts";
 

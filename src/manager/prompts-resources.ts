@@ -7,9 +7,9 @@
 
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Prompt } from "@modelcontextprotocol/client";
+import { listPrompts, listResources, suggestions } from "../catalog/prompts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import { loadSdk } from "../sdk.ts";
-import { listPrompts, listResources, suggestions } from "../catalog/prompts.ts";
 import { formScreen } from "./form.ts";
 import type { RowList } from "./list.ts";
 import { type Choice, choiceRows, list, managerText, type Screen, show, type Ui } from "./parts.ts";

@@ -3,9 +3,9 @@
  * user hid (`includeTools` / `excludeTools`) greyed in their place, saying which field hides them.
  */
 import type { Tool } from "@modelcontextprotocol/client";
+import { hintWords } from "../catalog/hints.ts";
 import type { ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine } from "../output/text.ts";
-import { hintWords } from "../catalog/hints.ts";
 import type { Row } from "./list.ts";
 import { cell } from "./parts.ts";
 
