@@ -62,7 +62,6 @@ export class ConnectionTable {
 		const current = this.#connection(name);
 		return current.state === "ready" ? (current.index?.listed ?? []) : [];
 	}
-
 	/** Every configured server's status; never connects. */
 	status(): readonly ServerStatus[] {
 		return [...this.#entries.values()].map((entry) => this.#statusOf(entry));
