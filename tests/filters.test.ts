@@ -165,8 +165,8 @@ describe("instructions: bounded, sanitised, once per session", () => {
 		cleanups.push(open.close);
 		const run = (params: Params) => runAction(open.session, params, undefined, undefined);
 		const first = textOf(await run({ action: "describe", server: "fx", tool: "echo" }));
-		const given = first.split('Instructions from MCP server "fx" (given once per session):\n')[1] ?? "";
-		assert.match(given, /^RED x{1020}\n… \(480 more characters cut\)$/);
+		const given = first.split('Instructions from MCP server "fx" (given once per session; each of its lines starts with "fx│"):\n')[1] ?? "";
+		assert.match(given, /^fx│ RED x{1020}\nfx│ … \(480 more characters cut\)$/);
 		assert.ok(!first.includes("\u001b"), "escapes stripped");
 		const second = textOf(await run({ action: "tools", server: "fx" }));
 		assert.doesNotMatch(second, /Instructions from/);
@@ -199,7 +199,7 @@ describe("in a real Pi: the model sees hints and instructions, and a hidden tool
 		assert.match(listing?.text ?? "", /^fx: 15 tools\n/);
 		assert.match(listing?.text ?? "", /read_file \[read-only, idempotent\] — Read a file's text/);
 		assert.doesNotMatch(listing?.text ?? "", /delete_/);
-		assert.match(listing?.text ?? "", /Instructions from MCP server "fx" \(given once per session\):\nPrefer read_file\.$/);
+		assert.match(listing?.text ?? "", /Instructions from MCP server "fx" \(given once per session; each of its lines starts with "fx│"\):\nfx│ Prefer read_file\.$/);
 		assert.equal(refused?.isError, true);
 		assert.match(refused?.text ?? "", new RegExp(`tool "delete_file" on MCP server "fx" is hidden by "excludeTools" in ${file}`));
 		assert.doesNotMatch(search?.text ?? "", /Instructions from/, "once per session");
