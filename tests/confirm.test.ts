@@ -46,7 +46,7 @@ const ran = (log: string): string[] =>
 		.filter((line) => line.event === "call")
 		.map((line) => (line as unknown as { tool: string }).tool);
 
-const call = (tool: string, args: Record<string, unknown> = { id: "n1" }) => ({
+const call = (tool: string, args: Record<string, string> = { id: "n1" }) => ({
 	tool: "mcp",
 	args: { action: "call", server: "notes", tool, args },
 });
@@ -159,7 +159,7 @@ describe("confirm in a real Pi", () => {
 		const dialogs: UiRequest[] = [];
 		const answers: string[] = [];
 		// Twelve keys, then a long text whose end says what it really does: the old dialog cut both.
-		const long: Record<string, unknown> = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`key${i}`, `value ${i}`]));
+		const long: Record<string, string> = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`key${i}`, `value ${i}`]));
 		long.text = `${"harmless words ".repeat(200)}AND THEN rm -rf ~ \u001b[2J\u202e`;
 		const pi = await startPiRpc({
 			sandbox,
