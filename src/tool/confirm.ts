@@ -7,13 +7,14 @@
  */
 import { createHash } from "node:crypto";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { declaredHints } from "../catalog/hints.ts";
+import type { Result } from "../catalog/listing.ts";
 import type { Session } from "../contracts.ts";
 import { escapeName, showWhole } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { type ConfirmSetting, destructive, type Hints, writes } from "../schema/confirm.ts";
 import { globMatch } from "../schema/tool-filter.ts";
 import type { ServerEntry } from "../schema.ts";
-import type { Result } from "./listing.ts";
 
 /** What a call needs from Pi's tool context to ask the user: the dialogs and the mode. */
 export type CallUi = Pick<ExtensionContext, "hasUI" | "mode" | "ui">;
@@ -24,12 +25,7 @@ const allowAlways = (server: string, tool: string) => `Allow ${escapeName(server
 
 /** The hints a tool declares, in words: what the user reads before a yes. */
 export function hintsInWords(hints: Hints & Readonly<{ idempotentHint?: boolean }>): string {
-	const words = [
-		hints.readOnlyHint === true ? "read-only" : undefined,
-		hints.destructiveHint === true ? "destructive" : hints.destructiveHint === false ? "not destructive" : undefined,
-		hints.idempotentHint === true ? "idempotent" : undefined,
-		hints.openWorldHint === true ? "open-world" : hints.openWorldHint === false ? "closed-world" : undefined,
-	].filter((word): word is string => word !== undefined);
+	const words = declaredHints(hints);
 	return words.length > 0 ? words.join(", ") : "none declared (may change things and reach outside)";
 }
 
