@@ -163,8 +163,17 @@ export interface Allowed {
 	add(server: string, tool: string): void;
 }
 
-/** `allowed`: absent where nobody is asked (a session made by hand in a test). */
-export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore; allowed?: Allowed }>;
+/**
+ * What a call, `/mcp` or a shell command works in: the session's configuration snapshot, runtime, overflow
+ * store and credentials (`SessionOwner.open`, session.ts). `allowed`: absent where nobody is asked.
+ */
+export type Session = Readonly<{
+	config: ConfigSnapshot;
+	runtime: Runtime;
+	overflow: OverflowStore;
+	auth: Auth;
+	allowed?: Allowed;
+}>;
 
 export interface Auth {
 	/**
@@ -193,9 +202,6 @@ export interface Auth {
 
 // UI stack (`/mcp` command, manager, `pi-mcp`):
 
-/** What `/mcp` (its command and its manager) works on: the session's parts and its credentials. */
-export type CommandSession = Session & Readonly<{ auth: Auth }>;
-
 /** One `mcp` call as it begins to run: its id and what it names. */
 export type CallStart = Readonly<{ id: string; action: string; server?: string }>;
 
@@ -212,5 +218,5 @@ export type Calls = Readonly<{
 	preload(): void;
 	/** The session a call runs in (`call`: the one executed now, if any): waits for a session still loading;
 	 * its runtime is made on first use. */
-	open(call?: CallStart): Promise<CommandSession>;
+	open(call?: CallStart): Promise<Session>;
 }>;

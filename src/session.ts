@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import type { SecretStore } from "./auth/keyring.ts";
-import type { Allowed, Auth, CommandSession, Runtime } from "./contracts.ts";
+import type { Allowed, Auth, Runtime, Session } from "./contracts.ts";
 import type { Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerEntry } from "./schema.ts";
@@ -117,7 +117,7 @@ class AllowedTools implements Allowed {
 }
 
 /** A session from its start to `dispose`. Its configuration is replaced whole (`update`); its parts are made once. */
-export class McpSession {
+export class SessionOwner {
 	readonly #inputs: SessionInputs;
 	readonly #auth: LazyAuth;
 	readonly #allowed = new AllowedTools();
@@ -156,7 +156,7 @@ export class McpSession {
 	}
 
 	/** The session's parts, the runtime and overflow store made on first use from the current configuration. */
-	async open(): Promise<CommandSession> {
+	async open(): Promise<Session> {
 		if (this.#ended) throw new Error("MCP is not available: the session has ended");
 		// A failed import (a damaged installation) is not kept: the next use tries again.
 		this.#parts ??= this.#makeParts().catch((error: unknown) => {
@@ -196,8 +196,4 @@ export class McpSession {
 		await made?.runtime.dispose();
 		await Promise.all([made?.overflow.dispose(), this.#auth.dispose()]);
 	}
-}
-
-export function createSession(inputs: SessionInputs): McpSession {
-	return new McpSession(inputs);
 }

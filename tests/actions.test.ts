@@ -13,9 +13,9 @@ import { runAction } from "../src/tool/actions.ts";
 import { type Params, parameters } from "../src/tool/definition.ts";
 import { modelStatus, userStatus } from "../src/tool/status.ts";
 import { count, HOSTILE, LEGACY_EXIT, readWire, SERVER, waitForWire } from "./helpers/servers.ts";
-import { type OpenSession, openSession } from "./helpers/session.ts";
+import { type TestSession, openSession } from "./helpers/session.ts";
 
-const opened: OpenSession[] = [];
+const opened: TestSession[] = [];
 after(async () => {
 	for (const { close } of opened) await close();
 });

@@ -1,5 +1,5 @@
 /**
- * What every command that reads servers works with (`openCli`): the configuration, the runtime, the
+ * What every command that reads servers works with (`openShellRun`): the configuration, the runtime, the
  * session, auth loaded on first use, the files a call saves, and the guarantees of a run: `--timeout`
  * over each server's own, a notice on stderr when a step is silent for a while, and no server process
  * left behind however the run ends (each carries this run's mark; `sweep` kills what still does).
@@ -16,7 +16,7 @@ import type { Words } from "../errors.ts";
 import { escapeName } from "../output/text.ts";
 import { createOverflowStore, type OverflowStore } from "../output.ts";
 import { type ConfigSnapshot, closeMatches, type ServerEntry } from "../schema.ts";
-import { createSession, VERSION } from "../session.ts";
+import { SessionOwner, VERSION } from "../session.ts";
 import { credentialStates } from "../tool/status.ts";
 import { type Flags, UsageError } from "./args.ts";
 import { HELP } from "./help.ts";
@@ -149,7 +149,7 @@ class KeptFiles {
 }
 
 /** What every command works with; `close` stops every server and listener. */
-export type Cli = Readonly<{
+export type ShellRun = Readonly<{
 	/** Messages and errors (built with the shell's words, `SHELL_WORDS`). */
 	io: CliIo;
 	/** A tool's own result text, as the server sent it. */
@@ -187,12 +187,12 @@ async function shadowedNames(agentDir: string, io: CliIo, config: ConfigSnapshot
 	return project.map((entry) => entry.name).filter((name) => user !== undefined && name in user.servers);
 }
 
-export async function openCli(io: CliIo, flags: Flags, signal: AbortSignal, mark: string = randomUUID()): Promise<Cli> {
+export async function openShellRun(io: CliIo, flags: Flags, signal: AbortSignal, mark: string = randomUUID()): Promise<ShellRun> {
 	const agentDir = agentDirOf(io.env);
 	const config = await loadConfig({ agentDir, cwd: io.cwd, trusted: flags.approve, env: io.env });
 	const listeners: ((server: string, message: string, ok: boolean) => void)[] = [];
 	const files = savedFiles(flags.out);
-	const built = createSession({
+	const built = new SessionOwner({
 		config,
 		env: io.env,
 		agentDir,
@@ -225,7 +225,7 @@ export async function openCli(io: CliIo, flags: Flags, signal: AbortSignal, mark
 }
 
 /** Credential states; the auth modules load only when a server has `auth`. */
-export function credentialsOf(cli: Cli): Promise<ReadonlyMap<string, string>> {
+export function credentialsOf(cli: ShellRun): Promise<ReadonlyMap<string, string>> {
 	return credentialStates(cli.config, { credentialState: async (server) => (await cli.auth()).credentialState(server) });
 }
 
@@ -233,7 +233,7 @@ export function credentialsOf(cli: Cli): Promise<ReadonlyMap<string, string>> {
  * Work that may take a while (connecting, a slow tool) says so on stderr after a second, and again
  * after each few seconds of silence, with how long it has waited and how to bound it.
  */
-export async function slow<T>(cli: Cli, what: string, work: Promise<T>): Promise<T> {
+export async function slow<T>(cli: ShellRun, what: string, work: Promise<T>): Promise<T> {
 	const started = Date.now();
 	const first = setTimeout(() => cli.io.err(`pi-mcp: ${what}…\n`), 1000);
 	const bound = cli.flags.timeout === undefined ? "--timeout <seconds> bounds it" : `bounded to ${cli.flags.timeout} s`;
@@ -250,7 +250,7 @@ export async function slow<T>(cli: Cli, what: string, work: Promise<T>): Promise
 }
 
 /** The entry of a named server, or a usage error naming the configured ones and close matches. */
-export function entryOf(cli: Cli, name: string | undefined, command: string): ServerEntry {
+export function entryOf(cli: ShellRun, name: string | undefined, command: string): ServerEntry {
 	if (!name) throw new UsageError(`pi-mcp ${command}: name a server\n\n${HELP[command]}`, command);
 	const entry = cli.config.servers.find((server) => server.name === name);
 	if (!entry) {

@@ -10,7 +10,7 @@ import { EditError } from "../config/edit.ts";
 import { AuthRequired } from "../errors.ts";
 import { sanitize } from "../output/text.ts";
 import { COMMAND_NAMES, parseArgs, UsageError, wantsJson } from "./args.ts";
-import { type CliIo, EXIT, openCli, version } from "./context.ts";
+import { type CliIo, EXIT, openShellRun, version } from "./context.ts";
 import { EDIT_COMMANDS } from "./edit.ts";
 import { HELP } from "./help.ts";
 import { jsonError } from "./json.ts";
@@ -97,7 +97,7 @@ export async function main(
 	}
 	const run = SERVER_COMMANDS[command];
 	if (!run) return failure(io, json, `pi-mcp: unknown command "${command}"`, "usage", EXIT.usage);
-	const cli = await openCli(io, flags, signal, mark);
+	const cli = await openShellRun(io, flags, signal, mark);
 	try {
 		return await run(cli, args);
 	} catch (error) {

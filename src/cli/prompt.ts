@@ -9,12 +9,12 @@ import { blockParts, type Part, refusalText } from "../output/content.ts";
 import { formatBytes, stripTerminal } from "../output/text.ts";
 import { fetchPrompt, MissingArguments, readResource } from "../tool/prompts.ts";
 import { UsageError } from "./args.ts";
-import { type Cli, EXIT, entryOf, extensionOf, slow } from "./context.ts";
+import { EXIT, entryOf, extensionOf, type ShellRun, slow } from "./context.ts";
 import { HELP } from "./help.ts";
 import { jsonLine } from "./json.ts";
 
 /** A part as a line of text: text as it is (escapes stripped), anything else saved to a file that is named. */
-async function partText(cli: Cli, part: Part, label: string): Promise<string> {
+async function partText(cli: ShellRun, part: Part, label: string): Promise<string> {
 	if (part.kind === "text") return stripTerminal(part.text);
 	const bytes = Buffer.from(part.data, "base64");
 	const saved = await cli.session.overflow.save(`${label}${extensionOf(part.mimeType)}`, [bytes]);
@@ -22,7 +22,7 @@ async function partText(cli: Cli, part: Part, label: string): Promise<string> {
 	return `[${stripTerminal(part.mimeType)}, ${formatBytes(bytes.length)} ${where}]`;
 }
 
-function filesNote(cli: Cli): void {
+function filesNote(cli: ShellRun): void {
 	if (cli.session.overflow.used() === 0) return;
 	cli.io.err(
 		cli.keepsFiles
@@ -31,7 +31,7 @@ function filesNote(cli: Cli): void {
 	);
 }
 
-export async function printPrompt(cli: Cli, args: readonly string[]): Promise<number> {
+export async function printPrompt(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, promptName, ...words] = args;
 	const server = entryOf(cli, name, "prompt").name;
 	if (!promptName) throw new UsageError(`pi-mcp prompt: give a server and a prompt\n\n${HELP.prompt}`, "prompt");
@@ -63,7 +63,7 @@ export async function printPrompt(cli: Cli, args: readonly string[]): Promise<nu
 	return EXIT.ok;
 }
 
-export async function printResource(cli: Cli, args: readonly string[]): Promise<number> {
+export async function printResource(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, uri, ...extra] = args;
 	const server = entryOf(cli, name, "read").name;
 	if (!uri || extra.length > 0) throw new UsageError(`pi-mcp read: give a server and a URI\n\n${HELP.read}`, "read");

@@ -5,7 +5,7 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { oauthConfig, unknownServer } from "../config.ts";
-import type { CommandSession } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { errorText } from "../errors.ts";
 import { SUBCOMMANDS } from "../tool/definition.ts";
 import { userToolList } from "../tool/listing.ts";
@@ -28,7 +28,7 @@ function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" 
 }
 
 /** `/mcp logout <server>` (confirmed in the TUI) and `/mcp login <server> [redirected-url]`. */
-async function signIn(ctx: ExtensionContext, session: CommandSession, action: string, name: string, pasted?: string) {
+async function signIn(ctx: ExtensionContext, session: Session, action: string, name: string, pasted?: string) {
 	const config = oauthConfig(session.config, name);
 	if (typeof config === "string") return report(ctx, config, "error");
 	if (action === "logout") {
@@ -56,7 +56,7 @@ async function signIn(ctx: ExtensionContext, session: CommandSession, action: st
 export async function runCommand(
 	args: string,
 	ctx: ExtensionContext,
-	session: CommandSession | undefined,
+	session: Session | undefined,
 	conversation?: Conversation,
 ): Promise<void> {
 	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);

@@ -4,7 +4,7 @@
  * `prompt <server> ` or `attach <server> ` is `prompt.ts`'s, loaded then.
  */
 import { once } from "../async.ts";
-import type { CommandSession } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
 import { SUBCOMMANDS } from "../tool/definition.ts";
 
@@ -13,7 +13,7 @@ const loadPrompt = once(() => import("./prompt.ts"));
 
 export type NamedState = Readonly<{ name: string; state: string }>;
 
-export function completions(prefix: string, states: () => readonly NamedState[], open: () => Promise<CommandSession>) {
+export function completions(prefix: string, states: () => readonly NamedState[], open: () => Promise<Session>) {
 	if (/^(prompt|attach) \S+ /.test(prefix)) return loadPrompt().then((m) => m.menu(open, prefix));
 	const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
 	if (rest.length > 0) return null;

@@ -10,7 +10,7 @@
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
 import { oauthConfig } from "../config.ts";
-import type { CommandSession } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { matchingTools } from "../tool/listing.ts";
@@ -139,7 +139,7 @@ async function applyToolHidden(ui: Ui, options: ManagerOptions, name: string, to
 }
 
 /** Picking a prompt closes the manager and sends it (asking for missing required arguments); a resource is attached. */
-function userActs(ctx: ExtensionContext, session: CommandSession, conversation: Conversation, close: () => void): UserActs {
+function userActs(ctx: ExtensionContext, session: Session, conversation: Conversation, close: () => void): UserActs {
 	return {
 		prompt: (server, name) => {
 			close();
@@ -187,7 +187,7 @@ class Ticker {
 }
 
 /** Opens the manager; resolves when it is closed. */
-export async function openManager(ctx: ExtensionContext, session: CommandSession, options: ManagerOptions = {}): Promise<void> {
+export async function openManager(ctx: ExtensionContext, session: Session, options: ManagerOptions = {}): Promise<void> {
 	await ctx.ui.custom<void>((tui, theme, kb, done) => {
 		const border = new DynamicBorder((text: string) => theme.fg("accent", text));
 		const view = new View<Screen>(session.config);

@@ -5,7 +5,7 @@
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type KeybindingsManager, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { CommandSession, ServerStatus } from "../contracts.ts";
+import type { ServerStatus, Session } from "../contracts.ts";
 import type { ServerConfig } from "../schema.ts";
 import { type Row, type RowList, rowList } from "./list.ts";
 import { type View, Window } from "./view.ts";
@@ -23,7 +23,7 @@ export type Ui = Readonly<{
 	tui: TUI;
 	theme: Theme;
 	kb: KeybindingsManager;
-	session: CommandSession;
+	session: Session;
 	/** A server's tools matching a query, best first (all of them without one): the `mcp` tool's search. */
 	matchingTools: (server: string, query: string | undefined) => Promise<readonly Tool[]>;
 	/** The screens, credential states, configuration as last read and the one-line message. */

@@ -8,7 +8,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
 import { unknownServer } from "../config.ts";
-import type { CommandSession, Session } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { errorText } from "../errors.ts";
 import type { PiBlock } from "../output/content.ts";
 import { escapeName, formatBytes, oneLine } from "../output/text.ts";
@@ -134,7 +134,7 @@ const USAGE = "Usage: /mcp prompt <server> <prompt> [name=value …] | /mcp atta
 export async function runUserCommand(
 	args: string,
 	ctx: ExtensionContext,
-	session: CommandSession | undefined,
+	session: Session | undefined,
 	conversation: Conversation | undefined,
 ): Promise<void> {
 	const [action, server, target, ...rest] = splitWords(args);
