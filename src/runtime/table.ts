@@ -296,6 +296,7 @@ export async function openFor(t: Table, config: ServerConfig, signal: AbortSigna
 		authProvider,
 		tail,
 		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
+		transports: t.options.transports,
 		onClose: (live, exited) => {
 			const current = connection(t, name);
 			if (current.state !== "ready" || current.live !== live) return;
