@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import type { SecretStore } from "./auth/keyring.ts";
-import type { Allowed, Auth, Runtime, Session } from "./contracts.ts";
+import type { Allowed, Auth, Runtime, Session, Transports } from "./contracts.ts";
 import type { Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerEntry } from "./schema.ts";
@@ -34,6 +34,8 @@ export type SessionInputs = Readonly<{
 	words?: Words;
 	/** How this session bounds each entry (`pi-mcp` marks its processes and applies `--timeout`). */
 	entry?: (entry: ServerEntry) => ServerEntry;
+	/** Where transports come from; defaults to the real ones (a test hands in the SDK's in-memory pairs). */
+	transports?: Transports;
 }>;
 
 type Made = Readonly<{ auth: Auth; dispose: () => Promise<void> }>;
@@ -176,6 +178,7 @@ export class SessionOwner {
 			clientInfo: { name: "pi-mcp", version: VERSION },
 			auth: this.auth,
 			words: inputs.words,
+			transports: inputs.transports,
 		});
 		this.#made = { runtime, overflow: inputs.overflow ?? createOverflowStore({ baseDir: inputs.overflowDir }) };
 		return this.#made;

@@ -13,7 +13,7 @@ import { runAction } from "../src/tool/actions.ts";
 import { type Params, parameters } from "../src/tool/definition.ts";
 import { modelStatus, userStatus } from "../src/tool/status.ts";
 import { count, HOSTILE, LEGACY_EXIT, readWire, SERVER, waitForWire } from "./helpers/servers.ts";
-import { type TestSession, openSession } from "./helpers/session.ts";
+import { openSession, type TestSession } from "./helpers/session.ts";
 
 const opened: TestSession[] = [];
 after(async () => {

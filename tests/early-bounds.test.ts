@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import type { Session, Runtime } from "../src/contracts.ts";
+import type { Runtime, Session } from "../src/contracts.ts";
 import type { ServerEntry } from "../src/schema.ts";
 import { EarlyStart } from "../src/tool/early/start.ts";
 import { makeSandbox, runPiJson, type Step, toolResults } from "./helpers/pi.ts";

@@ -16,7 +16,7 @@ import { modelStatus, userStatus } from "../src/tool/status.ts";
 import { expectBad, expectOk } from "./helpers/config.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER } from "./helpers/servers.ts";
-import { type TestSession, openSession } from "./helpers/session.ts";
+import { openSession, type TestSession } from "./helpers/session.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
