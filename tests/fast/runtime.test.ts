@@ -125,11 +125,14 @@ test("concurrent callers share one setup and one tools/list", async () => {
 	assert.equal(sent.filter((method) => method === "tools/call").length, 2, "calls are never deduplicated");
 });
 
-test("refusals: an unknown server, an unknown tool, an app-only tool, a tool the user hid (nothing starts for it)", async () => {
-	const { runtime, made } = await runtimeOver({ mem: entry({ excludeTools: ["hidden"] }) }, () => fixture());
+test("refusals: an unknown or disabled server, an unknown tool, an app-only tool, a tool the user hid (nothing starts for it)", async () => {
+	const { runtime, made } = await runtimeOver({ mem: entry({ excludeTools: ["hidden"] }), off: entry({ enabled: false }) }, () =>
+		fixture(),
+	);
 	await assert.rejects(runtime.call("nope", "echo", {}), {
-		message: 'unknown MCP server "nope"; configured: mem',
+		message: 'unknown MCP server "nope"; configured: mem, off',
 	});
+	await assert.rejects(runtime.call("off", "echo", {}), /^CallFailed: MCP server "off" is disabled in .*mcp\.json$/);
 	await assert.rejects(runtime.call("mem", "hidden", {}), (error: Error) => {
 		assert.ok(error instanceof CallFailed && error.reason === "refused");
 		assert.match(error.message, /^tool "hidden" on MCP server "mem" is hidden by "excludeTools" in .*mcp\.json; the user chose/);
