@@ -1,23 +1,25 @@
 #!/usr/bin/env node
-// Runs the whole suite with explicit file paths and bounded concurrency (2 cores here).
-// Usage: npm test [-- file ...]
+// Runs the suite with explicit file paths and bounded concurrency (2 cores here): both tiers, or with
+// `--fast` only the fast tier (tests/fast/: in-memory transports, no child process, no Pi).
+// Usage: npm test [-- file ...]   npm run test:fast [-- file ...]
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 
 const root = new URL("..", import.meta.url).pathname;
-const given = process.argv.slice(2);
-const files =
-	given.length > 0
-		? given
-		: readdirSync(join(root, "tests"))
-				.filter((file) => file.endsWith(".test.ts"))
-				.sort()
-				.map((file) => join("tests", file));
+const fast = process.argv[2] === "--fast";
+const given = process.argv.slice(fast ? 3 : 2);
+const testsIn = (dir) =>
+	readdirSync(join(root, dir))
+		.filter((file) => file.endsWith(".test.ts"))
+		.sort()
+		.map((file) => join(dir, file));
+// The fast tier first: a broken piece of logic shows in seconds, before the real tier's minutes.
+const files = given.length > 0 ? given : fast ? testsIn("tests/fast") : [...testsIn("tests/fast"), ...testsIn("tests")];
 const runner = [process.execPath, "--import", "tsx", "--test", "--test-concurrency=2", "--test-reporter=spec", ...files];
-// The keyring tests need a real Secret Service. Without a session bus, the suite runs inside a
+// The keyring tests (real tier) need a real Secret Service. Without a session bus, the suite runs inside a
 // private D-Bus session with a throw-away unlocked gnome-keyring (installed with apt if missing).
-const needsKeyring = process.platform === "linux" && !process.env.DBUS_SESSION_BUS_ADDRESS;
+const needsKeyring = !fast && process.platform === "linux" && !process.env.DBUS_SESSION_BUS_ADDRESS;
 const [command, ...args] = needsKeyring ? ["bash", join(root, "scripts", "with-keyring.sh"), ...runner] : runner;
 const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, NODE_OPTIONS: "" } });
 process.exit(result.status ?? 1);

@@ -4,6 +4,8 @@
  * Types only: the rooms that implement them (runtime.ts, auth.ts) and the rooms that use them import
  * this file, not each other, so the surfaces above never depend on how a connection is made.
  */
+
+import type { Stream } from "node:stream";
 import type {
 	AuthProvider,
 	CallToolResult,
@@ -12,8 +14,11 @@ import type {
 	JsonSchemaType,
 	jsonSchemaValidator,
 	Middleware,
+	StreamableHTTPClientTransportOptions,
 	Tool,
+	Transport,
 } from "@modelcontextprotocol/client";
+import type { StdioServerParameters } from "@modelcontextprotocol/client/stdio";
 import type { AuthorizationRequired, AuthRequired, Worded, Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
@@ -53,8 +58,8 @@ export type Live = Readonly<{
 	protocolVersion: string;
 	serverName?: string;
 	instructions?: string;
-	/** Set when we close on purpose, so `onclose` does not latch a failure. */
-	closing: Readonly<{ set(): void; readonly on: boolean }>;
+	/** Closes on purpose (not reported as a failure): the client, then every process of the server. */
+	close(): Promise<void>;
 	/** The checks the client validates structured results with. */
 	outputChecks: OutputChecks;
 }>;
@@ -83,6 +88,18 @@ export interface Credentials {
 	secrets(): readonly string[];
 }
 
+/** A stdio transport; one over a real process also gives the process's id and its stderr. */
+export type StdioTransport = Transport & Partial<Readonly<{ pid: number | null; stderr: Stream | null }>>;
+
+/**
+ * Where a session's transports come from: each call makes a new transport, not yet started. The real
+ * ones by default (`runtime/transports.ts`); a test hands in the SDK's in-memory pairs.
+ */
+export type Transports = Readonly<{
+	stdio(params: StdioServerParameters): Promise<StdioTransport>;
+	http(url: URL, options: StreamableHTTPClientTransportOptions): Promise<Transport>;
+}>;
+
 export type RuntimeOptions = Readonly<{
 	servers: readonly ServerEntry[];
 	env: Readonly<Record<string, string | undefined>>;
@@ -91,6 +108,8 @@ export type RuntimeOptions = Readonly<{
 	auth?: Credentials;
 	/** How messages name the next step (the front end's commands); defaults to Pi's `/mcp …`. */
 	words?: Words;
+	/** Defaults to the real ones (`runtime/transports.ts`): a child process per stdio server, Streamable HTTP. */
+	transports?: Transports;
 }>;
 
 export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
@@ -172,8 +191,17 @@ export interface Allowed {
 	add(server: string, tool: string, entry: string): void;
 }
 
-/** `allowed`: absent where nobody is asked (a session made by hand in a test). */
-export type Session = Readonly<{ config: ConfigSnapshot; runtime: Runtime; overflow: OverflowStore; allowed?: Allowed }>;
+/**
+ * What a call, `/mcp` or a shell command works in: the session's configuration snapshot, runtime, overflow
+ * store and credentials (`SessionOwner.open`, session.ts). `allowed`: absent where nobody is asked.
+ */
+export type Session = Readonly<{
+	config: ConfigSnapshot;
+	runtime: Runtime;
+	overflow: OverflowStore;
+	auth: Auth;
+	allowed?: Allowed;
+}>;
 
 export interface Auth {
 	/**
@@ -202,9 +230,6 @@ export interface Auth {
 
 // UI stack (`/mcp` command, manager, `pi-mcp`):
 
-/** What `/mcp` (its command and its manager) works on: the session's parts and its credentials. */
-export type CommandSession = Session & Readonly<{ auth: Auth }>;
-
 /** One `mcp` call as it begins to run: its id and what it names. */
 export type CallStart = Readonly<{ id: string; action: string; server?: string }>;
 
@@ -221,5 +246,5 @@ export type Calls = Readonly<{
 	preload(): void;
 	/** The session a call runs in (`call`: the one executed now, if any): waits for a session still loading;
 	 * its runtime is made on first use. */
-	open(call?: CallStart): Promise<CommandSession>;
+	open(call?: CallStart): Promise<Session>;
 }>;

@@ -12,11 +12,11 @@ import {
 import { once } from "./async.ts";
 import type { SecretStore } from "./auth/keyring.ts";
 import { type ExtensionServer, loadConfig } from "./config.ts";
-import type { CommandSession } from "./contracts.ts";
+import type { Session } from "./contracts.ts";
 import type { ManagerOptions } from "./manager/manager.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
-import { createSession, type McpSession } from "./session.ts";
+import { SessionOwner } from "./session.ts";
 import { DESCRIPTION, PROMPT_SNIPPET, parameters } from "./tool/definition.ts";
 import { withEarlyStart } from "./tool/early.ts";
 
@@ -44,7 +44,7 @@ class Host {
 	readonly options: InstallMcpOptions;
 	readonly env: Readonly<Record<string, string | undefined>>;
 	readonly agentDir: string;
-	#session?: McpSession;
+	#session?: SessionOwner;
 	#loading?: Promise<void>;
 	#ctx?: ExtensionContext;
 
@@ -55,7 +55,7 @@ class Host {
 		this.agentDir = options.agentDir ?? getAgentDir();
 	}
 
-	get session(): McpSession | undefined {
+	get session(): SessionOwner | undefined {
 		return this.#session;
 	}
 
@@ -75,7 +75,7 @@ class Host {
 	}
 
 	/** The current session's parts, once any session start or change in progress has been applied. */
-	async open(): Promise<CommandSession> {
+	async open(): Promise<Session> {
 		await this.#loading?.catch(() => undefined);
 		if (!this.#session) throw new Error("MCP is not available: the session has not started");
 		return this.#session.open();
@@ -95,7 +95,7 @@ class Host {
 	}
 
 	/** Ends the current session (stopping what it started) and makes `next` current. */
-	async replace(next?: McpSession): Promise<void> {
+	async replace(next?: SessionOwner): Promise<void> {
 		const previous = this.#session;
 		this.#session = undefined;
 		await previous?.dispose();
@@ -144,7 +144,7 @@ function startSession(host: Host, ctx: ExtensionContext): Promise<void> {
 		const config = await host.readConfig(ctx, host.servers());
 		const { env, agentDir, options } = host;
 		const notify = (server: string, message: string, ok: boolean) => host.signedIn(server, message, ok);
-		await host.replace(createSession({ ...options, config, env, agentDir, notify }));
+		await host.replace(new SessionOwner({ ...options, config, env, agentDir, notify }));
 		const problems = config.servers.filter((server) => server.error).length + config.files.filter((file) => file.error).length;
 		if (problems > 0 && ctx.hasUI) {
 			ctx.ui.notify(`pi-mcp: ${problems} configuration problem${problems === 1 ? "" : "s"}; see /mcp status`, "warning");

@@ -207,7 +207,7 @@ const nthNewline = (text: string, n: number): number => new Newlines(text).nth(n
 // A text too long to show whole is checked once for anything `stripTerminal` (text.ts) removes. When it
 // holds none, it is encoded once, for its overflow file, and its newlines are counted: the file gets those
 // bytes as they are and the notice its totals, instead of a strip, a second byte count and a second
-// encoding. Its verdict must match text.ts's: tests/output.test.ts compares the two.
+// encoding. Its verdict must match text.ts's: tests/fast/output.test.ts compares the two.
 
 /** What `stripTerminal` removes on its own (text.ts's NEEDS_STRIPPING: this room imports nothing of src/). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import type { SecretStore } from "./auth/keyring.ts";
-import type { Allowed, Auth, CommandSession, Runtime } from "./contracts.ts";
+import type { Allowed, Auth, Runtime, Session, Transports } from "./contracts.ts";
 import type { Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerEntry } from "./schema.ts";
@@ -34,6 +34,8 @@ export type SessionInputs = Readonly<{
 	words?: Words;
 	/** How this session bounds each entry (`pi-mcp` marks its processes and applies `--timeout`). */
 	entry?: (entry: ServerEntry) => ServerEntry;
+	/** Where transports come from; defaults to the real ones (a test hands in the SDK's in-memory pairs). */
+	transports?: Transports;
 }>;
 
 type Made = Readonly<{ auth: Auth; dispose: () => Promise<void> }>;
@@ -117,7 +119,7 @@ class AllowedTools implements Allowed {
 }
 
 /** A session from its start to `dispose`. Its configuration is replaced whole (`update`); its parts are made once. */
-export class McpSession {
+export class SessionOwner {
 	readonly #inputs: SessionInputs;
 	readonly #auth: LazyAuth;
 	readonly #allowed = new AllowedTools();
@@ -156,7 +158,7 @@ export class McpSession {
 	}
 
 	/** The session's parts, the runtime and overflow store made on first use from the current configuration. */
-	async open(): Promise<CommandSession> {
+	async open(): Promise<Session> {
 		if (this.#ended) throw new Error("MCP is not available: the session has ended");
 		// A failed import (a damaged installation) is not kept: the next use tries again.
 		this.#parts ??= this.#makeParts().catch((error: unknown) => {
@@ -176,6 +178,7 @@ export class McpSession {
 			clientInfo: { name: "pi-mcp", version: VERSION },
 			auth: this.auth,
 			words: inputs.words,
+			transports: inputs.transports,
 		});
 		this.#made = { runtime, overflow: inputs.overflow ?? createOverflowStore({ baseDir: inputs.overflowDir }) };
 		return this.#made;
@@ -196,8 +199,4 @@ export class McpSession {
 		await made?.runtime.dispose();
 		await Promise.all([made?.overflow.dispose(), this.#auth.dispose()]);
 	}
-}
-
-export function createSession(inputs: SessionInputs): McpSession {
-	return new McpSession(inputs);
 }

@@ -14,9 +14,9 @@ import { modelStatus, userStatus } from "../src/catalog/status.ts";
 import type { Session } from "../src/contracts.ts";
 import { parameters } from "../src/tool/definition.ts";
 import { count, HOSTILE, LEGACY_EXIT, readWire, SERVER, waitForWire } from "./helpers/servers.ts";
-import { type OpenSession, openSession } from "./helpers/session.ts";
+import { openSession, type TestSession } from "./helpers/session.ts";
 
-const opened: OpenSession[] = [];
+const opened: TestSession[] = [];
 after(async () => {
 	for (const { close } of opened) await close();
 });

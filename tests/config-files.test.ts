@@ -14,8 +14,7 @@ import type { Result } from "../src/catalog/listing.ts";
 import { MAX_DEPTH } from "../src/config/scan.ts";
 import { MAX_SERVERS } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
-import { createOverflowStore } from "../src/output.ts";
-import { createRuntime } from "../src/runtime.ts";
+import { SessionOwner } from "../src/session.ts";
 import {
 	broken,
 	type Dirs,
@@ -268,11 +267,8 @@ describe("problems known at session start", () => {
 				nul: { ...fixture, args: [SERVER, "stdio", "a\u0000b"] },
 			});
 			const config = await load(dirs);
-			const session: Session = {
-				config,
-				runtime: createRuntime({ servers: config.servers, env: {}, clientInfo: { name: "t", version: "0" } }),
-				overflow: createOverflowStore({ baseDir: dirs.home }),
-			};
+			const owner = new SessionOwner({ config, env: {}, agentDir: dirs.home, overflowDir: dirs.home });
+			const session = await owner.open();
 			try {
 				const status = await runAction(session, { action: "status" }, undefined, undefined);
 				const text = status.content[0]?.type === "text" ? status.content[0].text : "";
@@ -290,8 +286,7 @@ describe("problems known at session start", () => {
 				}
 				assert.deepEqual(readWire(log), [], "no server process was started");
 			} finally {
-				await session.runtime.dispose();
-				await session.overflow.dispose();
+				await owner.dispose();
 			}
 		});
 	});
@@ -300,16 +295,11 @@ describe("problems known at session start", () => {
 describe("unreadable files reach the model", () => {
 	async function withSession(dirs: Dirs, fn: (session: Session) => Promise<void>): Promise<void> {
 		const config = await load(dirs);
-		const session: Session = {
-			config,
-			runtime: createRuntime({ servers: config.servers, env: {}, clientInfo: { name: "t", version: "0" } }),
-			overflow: createOverflowStore({ baseDir: dirs.home }),
-		};
+		const owner = new SessionOwner({ config, env: {}, agentDir: dirs.home, overflowDir: dirs.home });
 		try {
-			await fn(session);
+			await fn(await owner.open());
 		} finally {
-			await session.runtime.dispose();
-			await session.overflow.dispose();
+			await owner.dispose();
 		}
 	}
 	const textOf = (result: Result) => (result.content[0]?.type === "text" ? result.content[0].text : "");

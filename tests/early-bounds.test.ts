@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import type { CommandSession, Runtime } from "../src/contracts.ts";
+import type { Runtime, Session } from "../src/contracts.ts";
 import type { ServerEntry } from "../src/schema.ts";
 import { EarlyStart } from "../src/tool/early/start.ts";
 import { makeSandbox, runPiJson, type Step, toolResults } from "./helpers/pi.ts";
@@ -213,7 +213,7 @@ describe("two calls streaming at once (alternating updates)", () => {
 			ignoredKeys: [],
 			config: { name } as unknown as NonNullable<ServerEntry["config"]>,
 		});
-		const session = { config: { servers: [entry("fx")], files: [] }, runtime } as unknown as CommandSession;
+		const session = { config: { servers: [entry("fx")], files: [] }, runtime } as unknown as Session;
 		const early = new EarlyStart(
 			{ entries: () => session.config.servers, runtime: () => runtime, preload: () => undefined, open: async () => session },
 			() => true,

@@ -13,7 +13,7 @@ import { validateToolArguments } from "@earendil-works/pi-ai";
 import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import type { JsonSchemaType } from "@modelcontextprotocol/client";
 import { runAction } from "../src/catalog/actions.ts";
-import type { CommandSession, Runtime } from "../src/contracts.ts";
+import type { Runtime, Session } from "../src/contracts.ts";
 import { outputChecks } from "../src/runtime/validate.ts";
 import { indexOf } from "../src/search/rank.ts";
 import { parameters } from "../src/tool/definition.ts";
@@ -134,7 +134,7 @@ describe("Pi's argument check, compiled while the call streams", () => {
 	});
 });
 
-type Harness = Readonly<{ log: string; runtime: Runtime; session: CommandSession }>;
+type Harness = Readonly<{ log: string; runtime: Runtime; session: Session }>;
 
 async function harness(servers: (log: string) => Record<string, unknown>): Promise<Harness> {
 	const opened = await openSession((dir) => servers(join(dir, "wire.log")), "pi-mcp-early-");
@@ -143,7 +143,7 @@ async function harness(servers: (log: string) => Record<string, unknown>): Promi
 }
 
 /** The early start over a harness's session, and a model writing `mcp` calls to it. */
-function writer(session: CommandSession) {
+function writer(session: Session) {
 	const early = new EarlyStart(
 		{
 			entries: () => session.config.servers,

@@ -16,7 +16,7 @@ import { globMatch } from "../src/schema/tool-filter.ts";
 import { expectBad, expectOk } from "./helpers/config.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER } from "./helpers/servers.ts";
-import { type OpenSession, openSession } from "./helpers/session.ts";
+import { openSession, type TestSession } from "./helpers/session.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
@@ -73,7 +73,7 @@ describe("a hidden tool is hidden everywhere (actions on real fixture servers)",
 	const sandbox = await makeSandbox();
 	cleanups.push(() => sandbox.cleanup());
 	const log = join(sandbox.root, "wire.log");
-	const open: OpenSession = await openSession(
+	const open: TestSession = await openSession(
 		{
 			fx: fixture(log, { excludeTools: ["delete_*", "odd?name"] }),
 			only: fixture(log, { includeTools: ["read_*", "fetch_url"] }, await told(log, "only", "Use read_file first.")),

@@ -87,7 +87,7 @@ describe("a machine whose node is older than 22.19", {
 	});
 
 	test("npm test (one small file)", () => {
-		const tested = run("npm", ["test", "--", "tests/render.test.ts"]);
+		const tested = run("npm", ["test", "--", "tests/fast/render.test.ts"]);
 		assert.equal(tested.status, 0, `${tested.stdout}\n${tested.stderr}`);
 		assert.match(tested.stdout, /^ℹ pass [1-9]\d*$/m);
 		assert.match(tested.stdout, /^ℹ fail 0$/m);

@@ -13,8 +13,7 @@ import { runAction } from "../src/catalog/actions.ts";
 import type { Params } from "../src/catalog/requests.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
-import { createOverflowStore } from "../src/output.ts";
-import { createRuntime } from "../src/runtime.ts";
+import { SessionOwner } from "../src/session.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 
@@ -74,7 +73,8 @@ const textOf = (result: { content: readonly { type: string; text?: string }[] })
 		.join("");
 
 describe("published servers through the runtime", () => {
-	const state: { session?: Session; dir?: string; http?: Awaited<ReturnType<typeof startEverythingHttp>> } = {};
+	const state: { session?: Session; owner?: SessionOwner; dir?: string; http?: Awaited<ReturnType<typeof startEverythingHttp>> } =
+		{};
 	before(async () => {
 		state.http = await startEverythingHttp();
 		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-interop-"));
@@ -91,15 +91,11 @@ describe("published servers through the runtime", () => {
 			}),
 		);
 		const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: process.env });
-		state.session = {
-			config,
-			runtime: createRuntime({ servers: config.servers, env: process.env, clientInfo: { name: "pi-mcp-test", version: "0" } }),
-			overflow: createOverflowStore({ baseDir: dir }),
-		};
+		state.owner = new SessionOwner({ config, env: process.env, agentDir: dir, overflowDir: dir });
+		state.session = await state.owner.open();
 	});
 	after(async () => {
-		await state.session?.runtime.dispose();
-		await state.session?.overflow.dispose();
+		await state.owner?.dispose();
 		await state.http?.stop();
 		if (state.dir) await rm(state.dir, { recursive: true, force: true });
 	});

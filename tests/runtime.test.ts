@@ -164,44 +164,6 @@ describe("negotiation", () => {
 });
 
 describe("concurrency", () => {
-	test("16 concurrent first calls share one setup and one tools/list on the wire", async () => {
-		const h = await harness((log) => ({ fx: stdio(log) }));
-		const results = await Promise.all(Array.from({ length: 16 }, (_, i) => h.runtime.call("fx", "echo", { text: `n${i}` })));
-		assert.deepEqual(
-			results.map(text),
-			Array.from({ length: 16 }, (_, i) => `[modern] n${i}`),
-		);
-		const wire = readWire(h.log);
-		assert.equal(startedPids(wire).length, 2, "one setup: probe sibling + resident");
-		assert.equal(count(wire, "tools/list"), 1);
-		assert.equal(count(wire, "tools/call"), 16, "identical-looking calls are not deduplicated");
-		await h.cleanup();
-	});
-
-	test("cancelling one of two concurrent calls leaves the other running", async () => {
-		const h = await harness((log) => ({ fx: stdio(log) }));
-		await h.runtime.call("fx", "echo", { text: "warm" });
-		const controller = new AbortController();
-		// Cancelled once the server reports progress on it: the call is certainly running there.
-		const cancelled = h.runtime.call(
-			"fx",
-			"slow",
-			{ ms: 2000, steps: 4 },
-			{ signal: controller.signal, onProgress: () => controller.abort() },
-		);
-		const sibling = h.runtime.call("fx", "slow", { ms: 800, steps: 2 });
-		await assert.rejects(cancelled, (error: Error) => {
-			assert.ok(error instanceof CallFailed);
-			assert.equal(error.reason, "cancelled");
-			assert.equal(error.message, 'tool "slow" on MCP server "fx" was cancelled');
-			return true;
-		});
-		assert.equal(text(await sibling), "done after 800ms");
-		assert.equal(text(await h.runtime.call("fx", "echo", { text: "still fine" })), "[modern] still fine");
-		assert.equal(count(readWire(h.log), "notifications/cancelled"), 1);
-		await h.cleanup();
-	});
-
 	test("a timeout is reported as a timeout, not a cancel; progress keeps a long call alive", async () => {
 		const h = await harness((log) => ({ fx: stdio(log, { requestTimeoutMs: 2000 }) }));
 		await warm(h.runtime, "fx");
@@ -391,22 +353,6 @@ describe("failures and teardown", () => {
 		assert.equal(text(await h.runtime.call("fx", "env", { name: "GIVEN" })), "given-value");
 		assert.equal(text(await h.runtime.call("fx", "env", { name: "PATH" })), process.env.PATH);
 		delete process.env.PI_MCP_TEST_LEAK;
-		await h.cleanup();
-	});
-
-	test("app-only tools are hidden and refused; unknown tools and servers get clear errors", async () => {
-		const h = await harness((log) => ({ fx: stdio(log), off: { ...stdio(log), enabled: false } }));
-		const tools = await h.runtime.tools("fx");
-		assert.ok(tools.some((tool) => tool.name === "echo"));
-		assert.equal(
-			tools.some((tool) => tool.name === "app-only"),
-			false,
-		);
-		await assert.rejects(h.runtime.call("fx", "app-only", {}), /tool "app-only" on MCP server "fx" is for MCP Apps only/);
-		await assert.rejects(h.runtime.call("fx", "nope", {}), /MCP server "fx" has no tool "nope"; available: echo/);
-		await assert.rejects(h.runtime.call("ghost", "x", {}), /unknown MCP server "ghost"; configured: fx, off/);
-		await assert.rejects(h.runtime.call("off", "echo", {}), /MCP server "off" is disabled in .*mcp\.json/);
-		assert.equal(text(await h.runtime.call("fx", "echo", { text: "z" })), "[modern] z");
 		await h.cleanup();
 	});
 

@@ -1,5 +1,5 @@
 /**
- * What every command that reads servers works with (`openCli`): the configuration, the runtime, the
+ * What every command that reads servers works with (`openShellRun`): the configuration, the runtime, the
  * session, auth loaded on first use, the files a run saves, and the guarantees of a run: `--timeout`
  * over each server's own, and no server process left behind however the run ends (each carries this
  * run's mark; `sweep.ts`).
@@ -10,7 +10,7 @@ import { readForEdit } from "../config/edit.ts";
 import { loadConfig } from "../config.ts";
 import type { Auth, Runtime, Session } from "../contracts.ts";
 import type { ConfigSnapshot, ServerEntry } from "../schema.ts";
-import { createSession } from "../session.ts";
+import { SessionOwner } from "../session.ts";
 import type { Flags } from "./args.ts";
 import { type SavedFiles, savedFiles } from "./files.ts";
 import { agentDirOf, type CliIo, SHELL_WORDS } from "./io.ts";
@@ -24,7 +24,7 @@ export { slow } from "./slow.ts";
 export { RUN_MARK, sweep } from "./sweep.ts";
 
 /** What every command works with; `close` stops every server and listener. */
-export type Cli = Readonly<{
+export type ShellRun = Readonly<{
 	/** Messages and errors (built with the shell's words, `SHELL_WORDS`). */
 	io: CliIo;
 	/** A tool's own result text, as the server sent it. */
@@ -69,18 +69,18 @@ async function shadowedNames(agentDir: string, io: CliIo, config: ConfigSnapshot
 	return project.map((entry) => entry.name).filter((name) => user !== undefined && name in user.servers);
 }
 
-export async function openCli(
+export async function openShellRun(
 	io: CliIo,
 	flags: Flags,
 	signal: AbortSignal,
 	markOrOptions: string | OpenOptions = {},
-): Promise<Cli> {
+): Promise<ShellRun> {
 	const { mark = randomUUID(), start = [] } = typeof markOrOptions === "string" ? { mark: markOrOptions } : markOrOptions;
 	const agentDir = agentDirOf(io.env);
 	const config = await loadConfig({ agentDir, cwd: io.cwd, trusted: flags.approve, env: io.env });
 	const listeners: ((server: string, message: string, ok: boolean) => void)[] = [];
 	const files = savedFiles(flags.out);
-	const built = createSession({
+	const built = new SessionOwner({
 		config,
 		env: io.env,
 		agentDir,
@@ -113,6 +113,6 @@ export async function openCli(
 }
 
 /** Credential states; the auth modules load only when a server has `auth`. */
-export function credentialsOf(cli: Cli): Promise<ReadonlyMap<string, string>> {
+export function credentialsOf(cli: ShellRun): Promise<ReadonlyMap<string, string>> {
 	return credentialStates(cli.config, { credentialState: async (server) => (await cli.auth()).credentialState(server) });
 }

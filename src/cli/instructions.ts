@@ -5,11 +5,11 @@
  */
 import { sanitize } from "../output/text.ts";
 import type { Flags } from "./args.ts";
-import { type CliIo, openCli } from "./context.ts";
+import { type CliIo, openShellRun } from "./context.ts";
 
 export async function instructionsFor(io: CliIo, flags: Flags, name: string): Promise<string | undefined> {
 	const stop = new AbortController();
-	const cli = await openCli(io, flags, stop.signal);
+	const cli = await openShellRun(io, flags, stop.signal);
 	try {
 		const entry = cli.config.servers.find((each) => each.name === name);
 		if (!entry?.enabled || !entry.config) return undefined;

@@ -10,7 +10,7 @@ import { EditError } from "../config/edit.ts";
 import { AuthRequired } from "../errors.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import { COMMAND_NAMES, parseArgs, UsageError, wantsJson } from "./args.ts";
-import { openCli } from "./context.ts";
+import { openShellRun } from "./context.ts";
 import { EDIT_COMMANDS } from "./edit.ts";
 import { HELP } from "./help.ts";
 import { type CliIo, EXIT, version } from "./io.ts";
@@ -118,7 +118,7 @@ export async function main(
 	}
 	const run = SERVER_COMMANDS[command];
 	if (!run) return unknownCommand(io, json, command);
-	const cli = await openCli(io, flags, signal, mark);
+	const cli = await openShellRun(io, flags, signal, mark);
 	try {
 		return await run(cli, args);
 	} catch (error) {

@@ -9,7 +9,7 @@ import { fetchPrompt, listPrompts, MissingArguments, type Prompt, readResource }
 import { blockParts, type Part } from "../output/content.ts";
 import { escapeName, stripTerminal } from "../output/text.ts";
 import { UsageError } from "./args.ts";
-import type { Cli } from "./context.ts";
+import type { ShellRun } from "./context.ts";
 import { binaryLine, filesNote } from "./files.ts";
 import { HELP } from "./help.ts";
 import { EXIT } from "./io.ts";
@@ -18,7 +18,7 @@ import { entryOf, serverWords, unknownOf } from "./names.ts";
 import { slow } from "./slow.ts";
 
 /** A part as a line of text: text as it is (escapes stripped), anything else saved into `--out` or said not kept. */
-async function partText(cli: Cli, part: Part, label: string): Promise<string> {
+async function partText(cli: ShellRun, part: Part, label: string): Promise<string> {
 	if (part.kind === "text") return stripTerminal(part.text);
 	return binaryLine(cli.files, part.data, part.mimeType, label);
 }
@@ -35,7 +35,12 @@ function givenArguments(words: readonly string[]): Record<string, string> {
 }
 
 /** The named prompt, with every given argument one it declares; else a usage error with the close names. */
-async function checkedPrompt(cli: Cli, server: string, name: string, given: Readonly<Record<string, string>>): Promise<Prompt> {
+async function checkedPrompt(
+	cli: ShellRun,
+	server: string,
+	name: string,
+	given: Readonly<Record<string, string>>,
+): Promise<Prompt> {
 	const prompts = await slow(cli, `connecting to ${server}`, listPrompts(cli.session, server, cli.signal));
 	const prompt = prompts.find((each) => each.name === name);
 	const owner = serverWords(server);
@@ -52,7 +57,7 @@ async function checkedPrompt(cli: Cli, server: string, name: string, given: Read
 	return prompt;
 }
 
-export async function printPrompt(cli: Cli, args: readonly string[]): Promise<number> {
+export async function printPrompt(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, promptName, ...words] = args;
 	const server = entryOf(cli, name, "prompt").name;
 	if (!promptName) throw new UsageError(`pi-mcp prompt: give a server and a prompt\n\n${HELP.prompt}`, "prompt");
@@ -80,7 +85,7 @@ export async function printPrompt(cli: Cli, args: readonly string[]): Promise<nu
 	return EXIT.ok;
 }
 
-export async function printResource(cli: Cli, args: readonly string[]): Promise<number> {
+export async function printResource(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, uri, ...extra] = args;
 	const server = entryOf(cli, name, "read").name;
 	if (!uri || extra.length > 0) throw new UsageError(`pi-mcp read: give a server and a URI\n\n${HELP.read}`, "read");

@@ -13,7 +13,7 @@ import { oauthConfig } from "../config.ts";
 import { sanitize } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import { UsageError } from "./args.ts";
-import { type Cli, credentialsOf } from "./context.ts";
+import { credentialsOf, type ShellRun } from "./context.ts";
 import { binaryLine, filesNote } from "./files.ts";
 import { HELP } from "./help.ts";
 import { EXIT } from "./io.ts";
@@ -21,14 +21,14 @@ import { jsonLine } from "./json.ts";
 import { checkTool, entryOf, serverWords, unknownOf } from "./names.ts";
 import { slow } from "./slow.ts";
 
-function needsOauth(cli: Cli, name: string | undefined, command: string): ServerConfig {
+function needsOauth(cli: ShellRun, name: string | undefined, command: string): ServerConfig {
 	const config = oauthConfig(cli.config, entryOf(cli, name, command).name);
 	if (typeof config === "string") throw new UsageError(`pi-mcp: ${config}`);
 	return config;
 }
 
 /** Text blocks as they are; other blocks (images, audio) saved into `--out` (or said not kept) and named. */
-async function printResult(cli: Cli, result: Result, extra: Readonly<Record<string, unknown>>): Promise<number> {
+async function printResult(cli: ShellRun, result: Result, extra: Readonly<Record<string, unknown>>): Promise<number> {
 	const code = result.isError ? EXIT.failed : EXIT.ok;
 	const write = result.isError ? cli.io.out : cli.content;
 	if (cli.flags.json) {
@@ -46,7 +46,7 @@ async function printResult(cli: Cli, result: Result, extra: Readonly<Record<stri
 }
 
 /** Exit 2 when a file or an entry is invalid, or a file has keys Pi does not read. */
-async function list(cli: Cli): Promise<number> {
+async function list(cli: ShellRun): Promise<number> {
 	const credentials = await credentialsOf(cli);
 	const invalid =
 		cli.config.files.some((file) => file.state === "error" || (file.warnings?.length ?? 0) > 0) ||
@@ -67,7 +67,7 @@ async function list(cli: Cli): Promise<number> {
 	return invalid ? EXIT.usage : EXIT.ok;
 }
 
-async function tools(cli: Cli, args: readonly string[]): Promise<number> {
+async function tools(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, ...words] = args;
 	const server = entryOf(cli, name, "tools").name;
 	const query = words.join(" ") || undefined;
@@ -86,7 +86,7 @@ async function tools(cli: Cli, args: readonly string[]): Promise<number> {
  * command has no reason to answer before the slow ones: every server is listed first (in parallel,
  * each bounded by its own timeout or --timeout), then searched.
  */
-async function search(cli: Cli, args: readonly string[]): Promise<number> {
+async function search(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const query = args.join(" ").trim();
 	if (!query) throw new UsageError(`pi-mcp search: give a query\n\n${HELP.search}`, "search");
 	const names = cli.runtime
@@ -124,7 +124,7 @@ async function search(cli: Cli, args: readonly string[]): Promise<number> {
 }
 
 /** One tool's schema, as the `mcp` tool's `describe` action shows it. */
-async function describe(cli: Cli, args: readonly string[]): Promise<number> {
+async function describe(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, tool, ...extra] = args;
 	const entry = entryOf(cli, name, "describe");
 	const server = entry.name;
@@ -163,7 +163,7 @@ function callArguments(json: string): unknown {
 	}
 }
 
-async function call(cli: Cli, args: readonly string[]): Promise<number> {
+async function call(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, tool, json, ...extra] = args;
 	const entry = entryOf(cli, name, "call");
 	const server = entry.name;
@@ -183,7 +183,7 @@ async function call(cli: Cli, args: readonly string[]): Promise<number> {
 	return printResult(cli, result, { server, tool });
 }
 
-async function login(cli: Cli, args: readonly string[]): Promise<number> {
+async function login(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const config = needsOauth(cli, args[0], "login");
 	const auth = await cli.auth();
 	const outcome = new Promise<boolean>((resolve) => {
@@ -220,7 +220,7 @@ async function login(cli: Cli, args: readonly string[]): Promise<number> {
 	}
 }
 
-async function logout(cli: Cli, args: readonly string[]): Promise<number> {
+async function logout(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const config = needsOauth(cli, args[0], "logout");
 	const existed = await (await cli.auth()).logout(config);
 	if (cli.flags.json) cli.io.out(jsonLine({ server: config.name, deleted: existed }));
@@ -229,7 +229,7 @@ async function logout(cli: Cli, args: readonly string[]): Promise<number> {
 	return EXIT.ok;
 }
 
-async function doctor(cli: Cli): Promise<number> {
+async function doctor(cli: ShellRun): Promise<number> {
 	const { runDoctor } = await import("./doctor.ts");
 	const ok = await slow(
 		cli,
@@ -239,7 +239,7 @@ async function doctor(cli: Cli): Promise<number> {
 	return ok ? EXIT.ok : EXIT.failed;
 }
 
-export const SERVER_COMMANDS: Readonly<Record<string, (cli: Cli, args: readonly string[]) => Promise<number>>> = {
+export const SERVER_COMMANDS: Readonly<Record<string, (cli: ShellRun, args: readonly string[]) => Promise<number>>> = {
 	list: (cli) => list(cli),
 	tools,
 	search,

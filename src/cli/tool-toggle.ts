@@ -12,7 +12,7 @@ import { escapeName } from "../output/text.ts";
 import { hiddenBy } from "../schema/tool-filter.ts";
 import { closeMatches } from "../schema.ts";
 import { type Flags, UsageError } from "./args.ts";
-import { openCli } from "./context.ts";
+import { openShellRun } from "./context.ts";
 import { type CliIo, EXIT } from "./io.ts";
 import { jsonLine } from "./json.ts";
 import { entryOf, serverWords, toolNames, unknownOf } from "./names.ts";
@@ -20,7 +20,7 @@ import { slow } from "./slow.ts";
 
 /** Refuses a tool the server does not list; a tool the entry already hides needs no check (the edit says so). */
 async function checkListed(io: CliIo, flags: Flags, server: string, tool: string, signal: AbortSignal): Promise<void> {
-	const cli = await openCli(io, flags, signal, { start: [server] });
+	const cli = await openShellRun(io, flags, signal, { start: [server] });
 	try {
 		const entry = entryOf(cli, server, "disable");
 		if (entry.config && hiddenBy(entry.config, tool) !== undefined) return;

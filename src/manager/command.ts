@@ -7,7 +7,7 @@ import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/
 import { userToolList } from "../catalog/listing.ts";
 import { credentialStates, statusLine, userStatus } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
-import type { CommandSession } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { errorText } from "../errors.ts";
 import { SUBCOMMANDS } from "./completions.ts";
 import type { Conversation } from "./conversation.ts";
@@ -29,7 +29,7 @@ function reportSignIn(ctx: ExtensionContext, name: string, outcome: "completed" 
 }
 
 /** `/mcp logout <server>` (confirmed in the TUI) and `/mcp login <server> [redirected-url]`. */
-async function signIn(ctx: ExtensionContext, session: CommandSession, action: string, name: string, pasted?: string) {
+async function signIn(ctx: ExtensionContext, session: Session, action: string, name: string, pasted?: string) {
 	const config = oauthConfig(session.config, name);
 	if (typeof config === "string") return report(ctx, config, "error");
 	if (action === "logout") {
@@ -57,7 +57,7 @@ async function signIn(ctx: ExtensionContext, session: CommandSession, action: st
 export async function runCommand(
 	args: string,
 	ctx: ExtensionCommandContext,
-	session: CommandSession | undefined,
+	session: Session | undefined,
 	conversation?: Conversation,
 ): Promise<void> {
 	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);

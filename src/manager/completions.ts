@@ -4,7 +4,7 @@
  * `prompt <server> ` or `attach <server> ` is `conversation.ts`'s, loaded then.
  */
 import { once } from "../async.ts";
-import type { CommandSession } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
 
 /** Imported once: Pi asks at each key, and two imports of a module still loading can see it half made. */
@@ -15,7 +15,7 @@ export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "
 
 export type NamedState = Readonly<{ name: string; state: string }>;
 
-export function completions(prefix: string, states: () => readonly NamedState[], open: () => Promise<CommandSession>) {
+export function completions(prefix: string, states: () => readonly NamedState[], open: () => Promise<Session>) {
 	if (/^(prompt|attach) \S+ /.test(prefix)) return loadPrompt().then((m) => m.menu(open, prefix));
 	const [action = "", server, ...rest] = prefix.trimStart().split(/\s+/);
 	if (rest.length > 0) return null;

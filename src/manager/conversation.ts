@@ -18,7 +18,7 @@ import {
 	suggestions,
 } from "../catalog/prompts.ts";
 import { unknownServer } from "../config.ts";
-import type { CommandSession, Session } from "../contracts.ts";
+import type { Session } from "../contracts.ts";
 import { errorText } from "../errors.ts";
 import type { PiBlock } from "../output/content.ts";
 import { escapeName, formatBytes, oneLine } from "../output/text.ts";
@@ -148,7 +148,7 @@ async function answered(ctx: ExtensionCommandContext): Promise<void> {
 export async function runUserCommand(
 	args: string,
 	ctx: ExtensionCommandContext,
-	session: CommandSession | undefined,
+	session: Session | undefined,
 	conversation: Conversation | undefined,
 ): Promise<void> {
 	const [action, server, target, ...rest] = splitWords(args);

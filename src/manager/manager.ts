@@ -12,7 +12,7 @@ import { truncateToWidth } from "@earendil-works/pi-tui";
 import { matchingTools } from "../catalog/listing.ts";
 import { credentialStates } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
-import type { CommandSession, ServerStatus } from "../contracts.ts";
+import type { ServerStatus, Session } from "../contracts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { attachResource, type Conversation, runPrompt } from "./conversation.ts";
@@ -158,7 +158,7 @@ async function applyToolHidden(ui: Ui, options: ManagerOptions, name: string, to
 }
 
 /** Picking a prompt (its arguments filled in) closes the manager and sends it; a resource is attached. */
-function userActs(ctx: ExtensionContext, session: CommandSession, conversation: Conversation, close: () => void): UserActs {
+function userActs(ctx: ExtensionContext, session: Session, conversation: Conversation, close: () => void): UserActs {
 	return {
 		prompt: (server, name, values) => {
 			close();
@@ -180,7 +180,7 @@ function frame(ui: Ui, screen: Screen, border: DynamicBorder, width: number): st
 }
 
 /** Opens the manager; resolves when it is closed. */
-export async function openManager(ctx: ExtensionContext, session: CommandSession, options: ManagerOptions = {}): Promise<void> {
+export async function openManager(ctx: ExtensionContext, session: Session, options: ManagerOptions = {}): Promise<void> {
 	await ctx.ui.custom<void>((tui, theme, kb, done) => {
 		const border = new DynamicBorder((text: string) => theme.fg("accent", text));
 		const view = new View<Screen>(session.config);

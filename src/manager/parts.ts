@@ -5,7 +5,7 @@
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type KeybindingsManager, type TUI, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { CommandSession, ServerStatus } from "../contracts.ts";
+import type { ServerStatus, Session } from "../contracts.ts";
 import { errorText, type Words, wordedOf } from "../errors.ts";
 import type { ServerConfig } from "../schema.ts";
 import { type ListEvents, type Row, type RowList, rowList, windowTop } from "./list.ts";
@@ -25,7 +25,7 @@ export type Ui = Readonly<{
 	tui: TUI;
 	theme: Theme;
 	kb: KeybindingsManager;
-	session: CommandSession;
+	session: Session;
 	/** A server's tools matching a query, best first (all of them without one): the `mcp` tool's search. */
 	matchingTools: (server: string, query: string | undefined) => Promise<readonly Tool[]>;
 	/** The screens, credential states, configuration as last read and the one-line message. */

@@ -7,12 +7,14 @@
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import type { ClientInfo, Live, TransportAuth } from "../contracts.ts";
-import type { ServerConfig } from "../schema.ts";
+import type { Client, Transport } from "@modelcontextprotocol/client";
+import type { ClientInfo, Live, OutputChecks, TransportAuth, Transports } from "../contracts.ts";
+import type { HttpServerConfig, ServerConfig } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
 import { type Exit, ExitedDuringSetup } from "./failures.ts";
 import { ENV_BINARY, killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { TailBuffer } from "./stderr-tail.ts";
+import { realTransports } from "./transports.ts";
 import { outputChecks } from "./validate.ts";
 
 export type OpenOptions = Readonly<{
@@ -28,6 +30,8 @@ export type OpenOptions = Readonly<{
 	onClose: (live: Live, exited: Promise<Exit | undefined>) => void;
 	/** Maps a failed connect's error (a step-up link for `403 insufficient_scope`). */
 	mapError: (error: unknown) => Promise<unknown>;
+	/** Defaults to the real ones. */
+	transports?: Transports;
 }>;
 
 function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: string }; probe?: { timeoutMs: number } } {
@@ -43,15 +47,18 @@ function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: s
  */
 const unredirected = (url: string | URL, init?: RequestInit) => fetch(url, { ...init, redirect: "manual" });
 
-/** Set once we close on purpose, so that `onclose` does not latch a failure. */
-class Closing {
-	#on = false;
-	set(): void {
-		this.#on = true;
-	}
-	get on(): boolean {
-		return this.#on;
-	}
+function httpTransport(transports: Transports, config: HttpServerConfig, auth: TransportAuth | undefined): Promise<Transport> {
+	// The transport gets only the narrow provider; for DPoP-bound tokens its fetch adds each request's proof.
+	const narrow = auth && {
+		authProvider: { token: () => auth.token(), onUnauthorized: auth.onUnauthorized?.bind(auth) },
+		...(auth.fetch ? { fetch: auth.fetch(unredirected) } : {}),
+	};
+	return transports.http(new URL(config.url), {
+		requestInit: { headers: { ...config.headers } },
+		redirectPolicy: "same-origin",
+		fetch: unredirected,
+		...narrow,
+	});
 }
 
 /** Connects one server; on failure everything started is closed and killed before rejecting. */
@@ -63,15 +70,10 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	const wrapper = config.transport === "stdio" ? setsid() : null;
 	const owner = randomUUID();
 	const marker = `${OWNER_ENV}=${owner}`;
-	const auth = options.authProvider;
-	// The transport gets only the narrow provider; for DPoP-bound tokens its fetch adds each request's proof.
-	const narrow = auth && {
-		authProvider: { token: () => auth.token(), onUnauthorized: auth.onUnauthorized?.bind(auth) },
-		...(auth.fetch ? { fetch: auth.fetch(unredirected) } : {}),
-	};
-	const transport =
+	const transports = options.transports ?? realTransports;
+	const stdio =
 		config.transport === "stdio"
-			? new sdk.StdioClientTransport({
+			? await transports.stdio({
 					// `env` (same process, exec'd) carries the owner mark in the command line too, where `watchSpawns` sees it.
 					command: wrapper ?? config.command,
 					args: wrapper ? [ENV_BINARY, marker, config.command, ...config.args] : [...config.args],
@@ -79,20 +81,17 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 					cwd: config.cwd,
 					stderr: "pipe",
 				})
-			: new sdk.StreamableHTTPClientTransport(new URL(config.url), {
-					requestInit: { headers: { ...config.headers } },
-					redirectPolicy: "same-origin",
-					fetch: unredirected,
-					...narrow,
-				});
-	const spawns = config.transport === "stdio" ? watchSpawns(marker) : undefined;
-	if (transport instanceof sdk.StdioClientTransport) transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+			: undefined;
+	const transport = config.transport === "stdio" ? stdio : await httpTransport(transports, config, options.authProvider);
+	if (!transport) throw new Error(`MCP server "${config.name}": no transport`);
+	if (signal.aborted) throw signal.reason;
+	const spawns = stdio ? watchSpawns(marker) : undefined;
+	stdio?.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
 	const checks = outputChecks();
 	const client = new sdk.Client(
 		{ name: options.clientInfo.name, version: options.clientInfo.version },
 		{ capabilities: {}, versionNegotiation: negotiation(config), jsonSchemaValidator: checks },
 	);
-	const closing = new Closing();
 	client.onerror = () => {
 		// Transport errors surface through the failing request or `onclose`; never on the console.
 	};
@@ -102,7 +101,6 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		const child = spawns?.stop();
 		// Read before closing: how the server ended by itself, not by our kill.
 		const exit = child ? { code: child.exitCode, signal: child.signalCode } : undefined;
-		closing.set();
 		checks.close();
 		await client.close().catch(() => undefined);
 		if (config.transport === "stdio") await killAll(wrapper ? child?.pid : undefined, owner);
@@ -110,24 +108,53 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		throw exit && (exit.code !== null || exit.signal !== null) ? new ExitedDuringSetup(mapped, exit) : mapped;
 	}
 	const child = spawns?.stop();
-	const live: Live = {
-		client,
-		pgid: wrapper && transport instanceof sdk.StdioClientTransport ? (transport.pid ?? undefined) : undefined,
-		owner: config.transport === "stdio" ? owner : undefined,
-		era: client.getProtocolEra?.() ?? "legacy",
-		protocolVersion: client.getNegotiatedProtocolVersion?.() ?? "unknown",
-		serverName: client.getServerVersion()?.name,
-		instructions: client.getInstructions(),
-		closing,
-		outputChecks: checks,
-	};
+	const live = new Connection(client, checks, stdio ? { pgid: wrapper ? (stdio.pid ?? undefined) : undefined, owner } : {});
 	client.onclose = () => {
-		if (live.closing.on) return;
+		if (live.closing) return;
 		checks.close();
 		options.onClose(live, exitOf(child));
 		void killAll(live.pgid, live.owner);
 	};
 	return live;
+}
+
+/**
+ * One open connection, the owner of its client and processes: only `close` closes it on purpose, so
+ * the client's `onclose` can tell that from the server going away (which latches a failure).
+ */
+class Connection implements Live {
+	readonly era: string;
+	readonly protocolVersion: string;
+	readonly serverName?: string;
+	readonly instructions?: string;
+	readonly pgid?: number;
+	readonly owner?: string;
+	#closing = false;
+
+	constructor(
+		readonly client: Client,
+		readonly outputChecks: OutputChecks,
+		processes: Readonly<{ pgid?: number; owner?: string }>,
+	) {
+		this.era = client.getProtocolEra() ?? "legacy";
+		this.protocolVersion = client.getNegotiatedProtocolVersion() ?? "unknown";
+		this.serverName = client.getServerVersion()?.name;
+		this.instructions = client.getInstructions();
+		this.pgid = processes.pgid;
+		this.owner = processes.owner;
+	}
+
+	get closing(): boolean {
+		return this.#closing;
+	}
+
+	/** Closes on purpose: the client, then the process group and whatever carries the owner mark. */
+	async close(): Promise<void> {
+		this.#closing = true;
+		this.outputChecks.close();
+		await this.client.close().catch(() => undefined);
+		await killAll(this.pgid, this.owner);
+	}
 }
 
 /**
@@ -172,9 +199,6 @@ function exitOf(child: ChildProcess | undefined): Promise<Exit | undefined> {
 }
 
 /** Closes on purpose: the client, then the process group and whatever carries the owner mark. */
-export async function closeLive(live: Live): Promise<void> {
-	live.closing.set();
-	live.outputChecks.close();
-	await live.client.close().catch(() => undefined);
-	await killAll(live.pgid, live.owner);
+export function closeLive(live: Live): Promise<void> {
+	return live.close();
 }

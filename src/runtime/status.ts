@@ -6,8 +6,8 @@ import type { ServerStatus } from "../contracts.ts";
 import { wordedOf } from "../errors.ts";
 import { sanitize } from "../output/text.ts";
 import type { ServerEntry } from "../schema.ts";
+import type { Connection } from "./connection.ts";
 import { boundedInstructions } from "./instructions.ts";
-import type { Connection } from "./table.ts";
 import { filterFor, hiddenSummary } from "./visible-tools.ts";
 
 export type StatusInputs = Readonly<{

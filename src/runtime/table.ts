@@ -11,18 +11,13 @@ import { AuthRequired, CallFailed, PI_WORDS, SdkUnavailable, SetupFailed, type W
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
+import type { Connection } from "./connection.ts";
 import { cancelledRequest, closedError, type Exit, noSuchTool, requestError, setupError, unknownServer } from "./failures.ts";
 import { closeLive, openServer } from "./open.ts";
 import { serverStatus } from "./status.ts";
 import { TailBuffer } from "./stderr-tail.ts";
 import { checkedCall } from "./validate.ts";
 import { filteredRefusal, filterFor, hiddenFor, nextIndex, type ToolIndex } from "./visible-tools.ts";
-
-export type Connection =
-	| Readonly<{ state: "idle" }>
-	| Readonly<{ state: "connecting"; setup: Promise<Live>; abort: AbortController }>
-	| Readonly<{ state: "ready"; live: Live; index?: ToolIndex; listing?: Promise<ToolIndex> }>
-	| Readonly<{ state: "failed"; error: Error }>;
 
 /** How long `dispose` waits for an aborted setup to wind down. */
 const SHUTDOWN_SETUP_WAIT_MS = 2000;
@@ -349,6 +344,7 @@ export class ConnectionTable {
 			authProvider,
 			tail,
 			mapError: (error) => this.#stepUp(name, error),
+			transports: this.#options.transports,
 			onClose: (live, exited) => this.#dropped(name, live, tail, exited),
 		});
 	}

@@ -4,6 +4,9 @@
  */
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import type { Transports } from "../../src/contracts.ts";
+import { OWNER_ENV } from "../../src/runtime/processes.ts";
 
 export type MemoryPair = Readonly<{ client: Client; server: McpServer; close: () => Promise<void> }>;
 
@@ -23,3 +26,38 @@ export async function memoryPair(register: (server: McpServer) => void): Promise
 		},
 	};
 }
+
+/**
+ * A session's transports over the SDK's in-memory pairs (no process, no socket): each stdio transport
+ * asked for is one end of a fresh pair, with the server `make` gives for that command on the other
+ * (both eras, as a v2 stdio server serves them), or the error `make` throws. `made` counts the transports,
+ * `sent` holds every request method the client sent, in order; `ends` the server ends (to close one).
+ */
+export function memoryTransports(make: (command: string) => (() => McpServer) | "silent"): MemoryTransports {
+	const sent: string[] = [];
+	const made: string[] = [];
+	const ends: InMemoryTransport[] = [];
+	const transports: Transports = {
+		async stdio(params) {
+			// The server's own command, also when it is wrapped (`setsid env PI_MCP_OWNER=… command …`).
+			const marked = params.args?.findIndex((arg) => arg.startsWith(`${OWNER_ENV}=`)) ?? -1;
+			const command = marked >= 0 ? (params.args?.[marked + 1] ?? params.command) : params.command;
+			made.push(command);
+			const server = make(command);
+			const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+			ends.push(serverEnd);
+			// "silent": nothing answers on the other end (a server that never finishes starting).
+			if (server !== "silent") serveStdio(server, { transport: serverEnd });
+			const send = clientEnd.send.bind(clientEnd);
+			clientEnd.send = (message, options) => {
+				if ("method" in message && "id" in message) sent.push(message.method);
+				return send(message, options);
+			};
+			return clientEnd;
+		},
+		http: () => Promise.reject(new Error("no HTTP over the in-memory pairs")),
+	};
+	return { transports, made, sent, ends };
+}
+
+export type MemoryTransports = Readonly<{ transports: Transports; made: string[]; sent: string[]; ends: InMemoryTransport[] }>;

@@ -16,7 +16,7 @@ import { awaitWith } from "../../async.ts";
 import { LISTINGS } from "../../catalog/actions.ts";
 import { loadSearch } from "../../catalog/listing.ts";
 import type { Action } from "../../catalog/requests.ts";
-import type { CallStart, Calls, Capability, CommandSession, RequestOptions, Runtime } from "../../contracts.ts";
+import type { CallStart, Calls, Capability, RequestOptions, Runtime, Session } from "../../contracts.ts";
 import { CallFailed } from "../../errors.ts";
 import { isObject, type ServerEntry } from "../../schema.ts";
 import { compileArguments, loadJsonReader, StreamedCall } from "./stream.ts";
@@ -127,7 +127,7 @@ export class EarlyStart {
 	 * The call runs: it takes what was sent for it. Servers this start began that the call does not use are
 	 * closed, as for a blocked call; those it uses are in use now, so no other call's end closes them.
 	 */
-	take(start: CallStart): (session: CommandSession) => CommandSession {
+	take(start: CallStart): (session: Session) => Session {
 		const call = this.#calls.get(start.id);
 		this.#calls.delete(start.id);
 		for (const other of this.#calls.values()) {

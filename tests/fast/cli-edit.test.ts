@@ -15,10 +15,10 @@ import {
 	removeServer,
 	secretHints,
 	setEnabled,
-} from "../src/config/edit.ts";
-import { loadConfig } from "../src/config.ts";
-import { closeMatches } from "../src/schema.ts";
-import { type Dirs, withDirs, writeText } from "./helpers/config.ts";
+} from "../../src/config/edit.ts";
+import { loadConfig } from "../../src/config.ts";
+import { closeMatches } from "../../src/schema.ts";
+import { type Dirs, withDirs, writeText } from "../helpers/config.ts";
 
 const place = (dirs: Dirs, env: Record<string, string> = {}) => ({
 	agentDir: dirs.agentDir,

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { loadConfig, MAX_FILE_BYTES, MAX_SERVERS } from "../src/config.ts";
+import { loadConfig, MAX_FILE_BYTES, MAX_SERVERS } from "../../src/config.ts";
 import {
 	broken,
 	entryOf,
@@ -21,7 +21,7 @@ import {
 	writeProject,
 	writeText,
 	writeUser,
-} from "./helpers/config.ts";
+} from "../helpers/config.ts";
 
 describe("sources and precedence", () => {
 	it("reads the user file and reports both files", async () => {

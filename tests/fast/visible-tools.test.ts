@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
-import { nextIndex } from "../src/runtime/visible-tools.ts";
-import { memoryPair } from "./helpers/memory.ts";
+import { nextIndex } from "../../src/runtime/visible-tools.ts";
+import { memoryPair } from "../helpers/memory.ts";
 
 const closes: (() => Promise<void>)[] = [];
 after(() => Promise.all(closes.map((close) => close())));

@@ -7,8 +7,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { rankedListing } from "../src/catalog/listing.ts";
-import { SLICE_MS } from "../src/search/build.ts";
+import { rankedListing } from "../../src/catalog/listing.ts";
+import { SLICE_MS } from "../../src/search/build.ts";
 import {
 	buildIndex,
 	buildIndexAsync,
@@ -21,13 +21,13 @@ import {
 	stem,
 	typoCandidates,
 	words,
-} from "../src/search/rank.ts";
-import { SYNONYM_GROUPS } from "../src/search/synonyms.ts";
-import { isWeak, MAX_NAMES, MIN_NAMES, strength, WEAK_RESULT_CHARS } from "../src/search/weak.ts";
+} from "../../src/search/rank.ts";
+import { SYNONYM_GROUPS } from "../../src/search/synonyms.ts";
+import { isWeak, MAX_NAMES, MIN_NAMES, strength, WEAK_RESULT_CHARS } from "../../src/search/weak.ts";
 
 type CatalogTool = SearchTool & Readonly<{ origin: string }>;
 const CATALOG = JSON.parse(
-	readFileSync(new URL("../bench/data/mcp-tool-catalog.json", import.meta.url), "utf8"),
+	readFileSync(new URL("../../bench/data/mcp-tool-catalog.json", import.meta.url), "utf8"),
 ) as CatalogTool[];
 const serverOf = (origin: string): string => (/^(?:npm|github):(@?[^@]+)/.exec(origin)?.[1] ?? origin).replace(/.*\//, "");
 const SOURCES = [...new Set(CATALOG.map((tool) => serverOf(tool.origin)))].map((server) => ({
@@ -125,7 +125,10 @@ test("the index is built once per list object and rebuilt when the list changes"
 });
 
 test("result lines cut a description at a word boundary near 120 characters, with …", async () => {
-	const [{ shortText }, { toolEntry }] = await Promise.all([import("../src/output/text.ts"), import("../src/output/content.ts")]);
+	const [{ shortText }, { toolEntry }] = await Promise.all([
+		import("../../src/output/text.ts"),
+		import("../../src/output/content.ts"),
+	]);
 	const long = `${"word ".repeat(40)}end`;
 	const cut = shortText(long);
 	assert.ok(cut.length <= 120, `${cut.length}`);
@@ -332,8 +335,8 @@ test("overlapping searches under Pi's own loader (jiti, no module cache) all get
 	const fromPi = createRequire(fileURLToPath(import.meta.resolve("@earendil-works/pi-coding-agent")));
 	const { createJiti } = fromPi("jiti") as typeof import("jiti");
 	const jiti = createJiti(import.meta.url, { moduleCache: false });
-	const listing = await jiti.import<typeof import("../src/catalog/listing.ts")>(
-		fileURLToPath(new URL("../src/catalog/listing.ts", import.meta.url)),
+	const listing = await jiti.import<typeof import("../../src/catalog/listing.ts")>(
+		fileURLToPath(new URL("../../src/catalog/listing.ts", import.meta.url)),
 	);
 	const tools = CATALOG.slice(0, 40);
 	const session = { runtime: { tools: async () => tools } } as unknown as Parameters<typeof listing.matchingTools>[0];

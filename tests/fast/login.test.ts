@@ -7,8 +7,8 @@ import { randomBytes } from "node:crypto";
 import { request } from "node:http";
 import { connect, createServer } from "node:net";
 import { afterEach, describe, test } from "node:test";
-import { CallbackRejected, createLoginService } from "../src/login/receiver.ts";
-import { FLOW_TTL_MS, type LoginService } from "../src/login.ts";
+import { CallbackRejected, createLoginService } from "../../src/login/receiver.ts";
+import { FLOW_TTL_MS, type LoginService } from "../../src/login.ts";
 
 type Reply = Readonly<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>;
 

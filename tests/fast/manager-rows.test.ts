@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { ServerStatus } from "../src/contracts.ts";
-import { SetupFailed } from "../src/errors.ts";
-import { rowList } from "../src/manager/list.ts";
-import { choiceRows, managerText, statusError, type Ui } from "../src/manager/parts.ts";
-import { toolRows } from "../src/manager/tool-rows.ts";
+import type { ServerStatus } from "../../src/contracts.ts";
+import { SetupFailed } from "../../src/errors.ts";
+import { rowList } from "../../src/manager/list.ts";
+import { choiceRows, managerText, statusError, type Ui } from "../../src/manager/parts.ts";
+import { toolRows } from "../../src/manager/tool-rows.ts";
 
 const plain = (_color: string, text: string) => text;
 const ui = { theme: { fg: plain } } as unknown as Ui;

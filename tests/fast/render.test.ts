@@ -1,7 +1,7 @@
 /**
  * TUI rendering of `mcp` calls and results (src/render.ts): one-line call, collapsed and expanded
  * results, and no terminal escape from arguments or server text surviving into the terminal.
- *   node --import tsx --test tests/render.test.ts
+ *   node --import tsx --test tests/fast/render.test.ts
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { present, toolResultParts } from "../src/output/content.ts";
-import { escapeName, formatBytes } from "../src/output/text.ts";
-import { createOverflowStore, INLINE_MAX_BYTES } from "../src/output.ts";
-import { callLine, type McpArgs, type McpDetails, renderCall, renderResult, resultSummary } from "../src/render.ts";
+import { present, toolResultParts } from "../../src/output/content.ts";
+import { escapeName, formatBytes } from "../../src/output/text.ts";
+import { createOverflowStore, INLINE_MAX_BYTES } from "../../src/output.ts";
+import { callLine, type McpArgs, type McpDetails, renderCall, renderResult, resultSummary } from "../../src/render.ts";
 
 /** A theme that adds nothing, so whatever reaches the output came from the inputs or pi-tui itself. */
 const theme = { fg: (_colour: string, text: string) => text, bold: (text: string) => text } as unknown as Theme;

@@ -4,7 +4,7 @@
  * their permissions, the session cap, disposal, images, blobs, resources, the terminal escape
  * corpus through every path a server's text can take, and the check that encodes a large clean text
  * once (`encodeClean`, src/output.ts) against the exact path it stands in for.
- *   node --import tsx --test tests/output.test.ts
+ *   node --import tsx --test tests/fast/output.test.ts
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -24,8 +24,8 @@ import {
 	refusalText,
 	resourceResultParts,
 	toolResultParts,
-} from "../src/output/content.ts";
-import { formatBytes, MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../src/output/text.ts";
+} from "../../src/output/content.ts";
+import { formatBytes, MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../../src/output/text.ts";
 import {
 	createOverflowStore,
 	cutHead,
@@ -34,8 +34,8 @@ import {
 	INLINE_MAX_LINES,
 	MAX_IMAGE_BASE64,
 	type OverflowStore,
-} from "../src/output.ts";
-import { TailBuffer } from "../src/runtime/stderr-tail.ts";
+} from "../../src/output.ts";
+import { TailBuffer } from "../../src/runtime/stderr-tail.ts";
 
 const KiB = 1024;
 const MiB = 1024 * 1024;
