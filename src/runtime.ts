@@ -6,6 +6,7 @@
  */
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
 import { CallFailed } from "./errors.ts";
+import { Eras } from "./runtime/era.ts";
 import { Given } from "./runtime/instructions.ts";
 import type { TailBuffer } from "./runtime/stderr-tail.ts";
 import {
@@ -33,6 +34,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		entries: new Map<string, ServerEntry>(options.servers.map((entry) => [entry.name, entry])),
 		connections: new Map<string, Connection>(),
 		stderrTails: new Map<string, TailBuffer>(),
+		eras: new Eras(),
 		shutdown: new AbortController(),
 	};
 	// Held from creation to disposal: the SDK's console notices stay off the terminal meanwhile.

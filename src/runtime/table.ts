@@ -12,6 +12,7 @@ import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 import { loadSdk } from "../sdk.ts";
+import type { Eras } from "./era.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
 import { boundedInstructions } from "./instructions.ts";
 import { closeLive, openServer } from "./open.ts";
@@ -33,6 +34,8 @@ export type Table = Readonly<{
 	entries: Map<string, ServerEntry>;
 	connections: Map<string, Connection>;
 	stderrTails: Map<string, TailBuffer>;
+	/** The era each stdio server's probe found: a reconnect reuses it. */
+	eras: Eras;
 	shutdown: AbortController;
 }>;
 
@@ -297,6 +300,7 @@ export async function openFor(t: Table, config: ServerConfig, signal: AbortSigna
 		tail,
 		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
 		transports: t.options.transports,
+		eras: t.eras,
 		onClose: (live, exited) => {
 			const current = connection(t, name);
 			if (current.state !== "ready" || current.live !== live) return;
