@@ -257,7 +257,12 @@ async function listAll(
 	const all = Promise.all(listings);
 	const first = Promise.any(listings.map((listing) => listing.then((entry) => ("tools" in entry ? entry : Promise.reject()))));
 	const budget = settledWithin(all, SEARCH_WAIT_MS).then(() =>
-		wait.listed ? undefined : settledWithin(first.then(() => wait.quiet), SEARCH_FIRST_MS - SEARCH_WAIT_MS),
+		wait.listed
+			? undefined
+			: settledWithin(
+					first.then(() => wait.quiet),
+					SEARCH_FIRST_MS - SEARCH_WAIT_MS,
+				),
 	);
 	const late = Promise.race([all, wait.quiet, budget]).then(() => wait.stop());
 	return Promise.all(
