@@ -16,10 +16,12 @@ import { BEGIN, END, mergeResults } from "../bench/lib/results.ts";
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 const FIGURE_LINES = [
-	/^1 start-up tax: .+ \(baseline an empty extension .+ wall ratio .+, CPU time ratio .+\) · target /m,
+	/^1 start-up tax: .+ \(baseline an empty extension .+ wall ratio .+, CPU time .+ ms over it .+\) · target /m,
 	/^1 start-up peers: /m,
 	/^2 cold call legacy: .+ \(baseline raw SDK .+, ratio .+\) · target /m,
-	/^2 cold call auto: .+ \(baseline raw SDK .+, ratio .+\) · target /m,
+	/^2 cold call auto vs pinned, fixture \(modern\): .+ \(baseline pinned to 2026-07-28 .+; ratio .+\) · target /m,
+	/^2 cold call auto vs pinned, a 1.5 s start \(modern\): .+ · target /m,
+	/^2 cold call auto vs pinned, server-everything \(legacy\): .+ · target /m,
 	/^2 cold call Pi end-to-end legacy: .+ · target /m,
 	/^2 cold call Pi end-to-end auto: .+ · target /m,
 	/^3 warm \d+ sequential \(legacy\): .+ \(baseline raw SDK .+, ratio .+\) · target /m,

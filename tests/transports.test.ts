@@ -55,20 +55,25 @@ async function session(protocolVersion: string, transports: Transports) {
 	return built.open();
 }
 
-for (const [mode, era] of [
-	["auto", "modern"],
-	["legacy", "legacy"],
+for (const [mode, era, made] of [
+	["auto", "modern", 2],
+	["legacy", "legacy", 1],
 ] as const) {
 	test(`a session call runs over the in-memory pair it was given (${mode})`, async () => {
-		const made: string[] = [];
-		const { runtime } = await session(mode, inMemory(made));
+		const transports: string[] = [];
+		const { runtime } = await session(mode, inMemory(transports));
 		const result = await runtime.call("mem", "echo", { text: "hi" });
 		assert.deepEqual(result.content, [{ type: "text", text: "echo: hi" }]);
 		const status = runtime.status().find((entry) => entry.name === "mem");
 		assert.equal(status?.state, "ready");
 		assert.equal(status?.era, era);
-		// One transport, from the factory: nothing was spawned for the command.
-		assert.equal(made.length, 1);
+		// From the factory, nothing spawned for the command: in `auto`, the probe sibling's and the resident's.
+		assert.equal(transports.length, made);
+		// A reconnect reuses the era found: one transport, no sibling.
+		await runtime.reset("mem");
+		assert.deepEqual((await runtime.call("mem", "echo", { text: "again" })).content, [{ type: "text", text: "echo: again" }]);
+		assert.equal(transports.length, made + 1);
+		assert.equal(runtime.status().find((entry) => entry.name === "mem")?.era, era);
 		await runtime.dispose();
 	});
 }

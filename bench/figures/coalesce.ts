@@ -1,7 +1,9 @@
 /**
  * Figure 6, coalescing: 16 concurrent first calls on a fresh runtime → processes spawned, handshake
  * requests (`initialize` in legacy, `server/discover` in auto) and `tools/list` requests on the wire
- * (the fixture's FIXTURE_LOG). Reference: the raw SDK, 16 concurrent `listTools()` on one connection.
+ * (the fixture's FIXTURE_LOG). In auto the handshakes counted are the resident's (the process that lists);
+ * the probe sibling's `server/discover` is the probe. Reference: the raw SDK, 16 concurrent `listTools()`
+ * on one connection.
  */
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -14,13 +16,17 @@ const CALLS = 16;
 
 type Counts = Readonly<{ processes: number; initialize: number; discover: number; list: number; calls: number }>;
 
-const counts = (wire: readonly WireLine[]): Counts => ({
-	processes: count(wire, "start"),
-	initialize: count(wire, "initialize"),
-	discover: count(wire, "server/discover"),
-	list: count(wire, "tools/list"),
-	calls: count(wire, "tools/call"),
-});
+const counts = (wire: readonly WireLine[]): Counts => {
+	const residents = new Set(wire.filter((line) => line.method === "tools/list").map((line) => line.pid));
+	const onResidents = wire.filter((line) => residents.has(line.pid));
+	return {
+		processes: count(wire, "start"),
+		initialize: count(onResidents, "initialize"),
+		discover: count(onResidents, "server/discover"),
+		list: count(wire, "tools/list"),
+		calls: count(wire, "tools/call"),
+	};
+};
 
 async function ours(mode: Mode, rounds: number): Promise<{ counts: Counts[]; ms: number[] }> {
 	const sandbox = await oursSandbox(mode);

@@ -23,6 +23,7 @@ import {
 } from "../lib/pi.ts";
 import {
 	formatSummary,
+	formatValue,
 	interleave,
 	medianInterval,
 	pairedRatios,
@@ -32,9 +33,12 @@ import {
 	verdict,
 } from "../lib/stats.ts";
 
-/** Figure 1's targets: wall ≤ 1.02×; CPU ≤ 1.03× (the last 0.2 points would need a change users see). */
+/**
+ * Figure 1's targets (restated, issue 49): wall ≤ 1.02×; CPU time at most 15 ms over the empty extension, in
+ * ms (a ratio grows as Pi's own start gets faster while the tax stays ~12 ms).
+ */
 const TARGET = 1.02;
-const CPU_TARGET = 1.03;
+const CPU_TARGET_MS = 15;
 
 type Variant = Readonly<{ sandbox: Sandbox; extensions: readonly string[]; noExtensions: boolean }>;
 
@@ -98,6 +102,12 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 		const cpuOf = (key: string) => cpu.get(key) ?? [];
 		const cpuRatio = pairedRatios(cpuOf("ours"), cpuOf("empty"));
 		const cpuInterval = medianInterval(ratiosOf(cpuOf("ours"), cpuOf("empty")));
+		// The CPU tax in ms: the median of per-round differences (paired like the ratios).
+		const cpuOver = cpuOf("ours")
+			.map((ms, i) => ms - (cpuOf("empty")[i] ?? Number.NaN))
+			.filter(Number.isFinite);
+		const cpuTax = summarize(cpuOver);
+		const cpuTaxInterval = medianInterval(cpuOver);
 		// The same rounds against an extension registering only pi-mcp's tool: what pi-mcp's code adds to the tool.
 		const toolRatio = pairedRatios(main.ours, main.toolOnly);
 		const toolCpuRatio = pairedRatios(cpuOf("ours"), cpuOf("tool-only"));
@@ -108,9 +118,9 @@ export async function startup(config: BenchConfig): Promise<FigureResult> {
 			{
 				name: "1 start-up tax",
 				value: `${formatSummary(oursSummary, "ms")} with ${SERVERS} unused stdio servers, ${started("ours")} server processes started`,
-				comparison: `baseline an empty extension ${formatSummary(emptySummary, "ms")}; ${rounds} paired rounds: wall ratio ${short(ratio)} (${range(interval)}), CPU time ratio ${short(cpuRatio)} (${range(cpuInterval)})`,
-				target: `≤ ${TARGET}× in wall time, ≤ ${CPU_TARGET}× in CPU time, 0 processes`,
-				verdict: verdict(ratio.median <= TARGET && cpuRatio.median <= CPU_TARGET && started("ours") === 0),
+				comparison: `baseline an empty extension ${formatSummary(emptySummary, "ms")}; ${rounds} paired rounds: wall ratio ${short(ratio)} (${range(interval)}), CPU time ${formatValue(cpuTax.median, "ms")} over it (95 % interval ${formatValue(cpuTaxInterval.low, "ms")}–${formatValue(cpuTaxInterval.high, "ms")}; ratio ${short(cpuRatio)}, ${range(cpuInterval)})`,
+				target: `≤ ${TARGET}× in wall time, CPU time ≤ ${CPU_TARGET_MS} ms over the empty extension, 0 processes`,
+				verdict: verdict(ratio.median <= TARGET && cpuTax.median <= CPU_TARGET_MS && started("ours") === 0),
 			},
 			{
 				name: "1 start-up tax beyond the tool",

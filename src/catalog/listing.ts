@@ -189,54 +189,82 @@ type Searched =
 export const SEARCH_WAIT_MS = 1800;
 /** When no server has listed within `SEARCH_WAIT_MS`, the search waits for the first one, up to this long in all. */
 export const SEARCH_FIRST_MS = 10_000;
-/** Past `SEARCH_WAIT_MS`, how long after the first server's listing the others still count. */
-export const SEARCH_GRACE_MS = 500;
+/**
+ * Once a server that was starting has listed, the search waits this long after each answer for the next
+ * one, and answers without the servers still starting when none came: servers started together finish
+ * together, so the wait ends at most this long after the last healthy server listed.
+ */
+export const SEARCH_QUIET_MS = 200;
 
-/** Whether a promise has fulfilled, readable at once. */
-class Fulfilled {
-	#yet = false;
+/**
+ * When a search across servers stops waiting: all have answered, or a quiet gap of `SEARCH_QUIET_MS`
+ * followed the last answer (armed by the first listing of a server that was starting; a fast failure
+ * does not arm it), or the budget ran out. It owns the gap's timer and whether any server has listed.
+ */
+class SearchWait {
+	readonly quiet: Promise<void>;
+	#end: () => void = () => undefined;
+	#timer?: NodeJS.Timeout;
+	#listed = false;
 
-	constructor(promise: Promise<unknown>) {
-		promise.then(
-			() => {
-				this.#yet = true;
-			},
-			() => undefined,
-		);
+	constructor() {
+		this.quiet = new Promise<void>((resolve) => {
+			this.#end = resolve;
+		});
 	}
 
-	get yet(): boolean {
-		return this.#yet;
+	/** A server answered: `listed` (its tools, not a failure), `starting` (it was not ready when the search began). */
+	answered(listed: boolean, starting: boolean): void {
+		this.#listed ||= listed;
+		if (this.#timer === undefined && !(listed && starting)) return;
+		clearTimeout(this.#timer);
+		this.#timer = setTimeout(this.#end, SEARCH_QUIET_MS);
+		this.#timer.unref();
+	}
+
+	get listed(): boolean {
+		return this.#listed;
+	}
+
+	stop(): void {
+		clearTimeout(this.#timer);
 	}
 }
 
-/** Each server's tools, or its failure, or `late` for one that has not listed within `SEARCH_WAIT_MS`. */
+/** Each server's tools, or its failure, or `late` for one still starting when the wait ended (`SearchWait`). */
 async function listAll(
 	session: Session,
 	names: readonly string[],
 	signal: AbortSignal | undefined,
 ): Promise<readonly Searched[]> {
+	const ready = new Set(session.runtime.status().flatMap((status) => (status.state === "ready" ? [status.name] : [])));
+	const wait = new SearchWait();
 	const listings = names.map((server) =>
 		session.runtime.tools(server, signal).then(
-			(tools): Searched => ({ server, tools }),
-			(error: Error): Searched => ({ server, error }),
+			(tools): Searched => {
+				wait.answered(true, !ready.has(server));
+				return { server, tools };
+			},
+			(error: Error): Searched => {
+				wait.answered(false, !ready.has(server));
+				return { server, error };
+			},
 		),
 	);
-	// The budget ends the wait. When no server has listed by then (a loaded machine), an answer with nothing
-	// in it would cost the model another call: the first server to list (or every one failing), and those
-	// listing within `SEARCH_GRACE_MS` after it, end it instead, up to `SEARCH_FIRST_MS` from the start.
+	// The budget ends the wait too. When no server has listed by then (a loaded machine), an answer with
+	// nothing in it would cost the model another call: the first server to list (or every one failing) and a
+	// quiet gap after it end it instead, up to `SEARCH_FIRST_MS` from the start.
 	const all = Promise.all(listings);
 	const first = Promise.any(listings.map((listing) => listing.then((entry) => ("tools" in entry ? entry : Promise.reject()))));
-	const listed = new Fulfilled(first);
-	// Servers started together on a busy machine finish together: those listing just after the first are kept.
-	const late = settledWithin(all, SEARCH_WAIT_MS).then(() =>
-		listed.yet
+	const budget = settledWithin(all, SEARCH_WAIT_MS).then(() =>
+		wait.listed
 			? undefined
 			: settledWithin(
-					first.then(() => settledWithin(all, SEARCH_GRACE_MS)),
+					first.then(() => wait.quiet),
 					SEARCH_FIRST_MS - SEARCH_WAIT_MS,
 				),
 	);
+	const late = Promise.race([all, wait.quiet, budget]).then(() => wait.stop());
 	return Promise.all(
 		listings.map((listing, i) => Promise.race([listing, late.then((): Searched => ({ server: names[i] ?? "", late: true }))])),
 	);
@@ -245,8 +273,9 @@ async function listAll(
 /**
  * A query over every enabled server. Servers not connected yet are connected now (the early start began
  * them while the model wrote the call), in parallel, each bounded by its own timeouts; the answer comes from
- * those that listed within `SEARCH_WAIT_MS` (or, when none had, the first to list within `SEARCH_FIRST_MS`),
- * with a line naming each server still starting and each that failed (its error's first line).
+ * those that listed before the wait ended (`SearchWait`: a quiet gap after the last answer, the budget, or
+ * when none had listed, the first to list within `SEARCH_FIRST_MS`), with a line naming each server still
+ * starting and each that failed (its error's first line).
  */
 async function searchAll(session: Session, params: Params, query: string, signal: AbortSignal | undefined): Promise<Result> {
 	const names = session.runtime

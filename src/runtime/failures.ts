@@ -120,7 +120,9 @@ function reasonOf(sdk: Sdk, config: ServerConfig, error: unknown, end: SetupEnd,
 	if (sdkCode === sdk.SdkErrorCode.EraNegotiationFailed && config.protocolVersion === "2026-07-28") {
 		return `the server does not offer protocol 2026-07-28, which "protocolVersion" pins; set "protocolVersion" to "auto" or "legacy" to use it (${raw})`;
 	}
-	if (sdkCode === sdk.SdkErrorCode.ConnectionClosed || /connection closed/i.test(raw)) {
+	// "Not connected": a stdio server that exited before anything was sent to it (it starts beside the probe).
+	const closed = sdkCode === sdk.SdkErrorCode.ConnectionClosed || sdkCode === sdk.SdkErrorCode.NotConnected;
+	if (closed || /connection closed/i.test(raw)) {
 		return exit ? exited(exit) : `the server closed the connection during setup (${raw})`;
 	}
 	return raw;

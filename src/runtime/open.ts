@@ -7,12 +7,14 @@
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import type { Client, Transport } from "@modelcontextprotocol/client";
+import type { Client, Transport, VersionNegotiationOptions } from "@modelcontextprotocol/client";
+import { serverIdentity } from "../config/identity.ts";
 import type { ClientInfo, Live, OutputChecks, TransportAuth, Transports } from "../contracts.ts";
 import type { HttpServerConfig, ServerConfig } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
+import { connectStdio, type Eras, Started } from "./era.ts";
 import { type Exit, ExitedDuringSetup } from "./failures.ts";
-import { ENV_BINARY, killAll, OWNER_ENV, setsid } from "./processes.ts";
+import { ENV_BINARY, hangUp, killAll, OWNER_ENV, setsid } from "./processes.ts";
 import type { TailBuffer } from "./stderr-tail.ts";
 import { realTransports } from "./transports.ts";
 import { outputChecks } from "./validate.ts";
@@ -32,11 +34,15 @@ export type OpenOptions = Readonly<{
 	mapError: (error: unknown) => Promise<unknown>;
 	/** Defaults to the real ones. */
 	transports?: Transports;
+	/** The eras this session's probes found: a reconnect in `auto` reuses its server's and probes nothing. */
+	eras?: Eras;
 }>;
 
-function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: string }; probe?: { timeoutMs: number } } {
+const probeTimeout = (config: ServerConfig) => Math.min(config.requestTimeoutMs, 10_000);
+
+function negotiation(config: ServerConfig): VersionNegotiationOptions {
 	if (config.protocolVersion === "legacy") return { mode: "legacy" };
-	const probe = { timeoutMs: Math.min(config.requestTimeoutMs, 10_000) };
+	const probe = { timeoutMs: probeTimeout(config) };
 	return config.protocolVersion === "2026-07-28" ? { mode: { pin: "2026-07-28" }, probe } : { mode: "auto", probe };
 }
 
@@ -67,51 +73,83 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	const sdk = await loadSdk();
 	if (signal.aborted) throw signal.reason;
 	tail.clear();
-	const wrapper = config.transport === "stdio" ? setsid() : null;
+	const transports = options.transports ?? realTransports;
+	const checks = outputChecks();
+	const client = (versionNegotiation: VersionNegotiationOptions = negotiation(config)) => {
+		const made = new sdk.Client(
+			{ name: options.clientInfo.name, version: options.clientInfo.version },
+			{ capabilities: {}, versionNegotiation, jsonSchemaValidator: checks },
+		);
+		made.onerror = () => {
+			// Transport errors surface through the failing request or `onclose`; never on the console.
+		};
+		return made;
+	};
+	const request = { timeout: config.requestTimeoutMs, signal };
+	if (config.transport === "http") {
+		const http = client();
+		try {
+			await http.connect(await httpTransport(transports, config, options.authProvider), request);
+		} catch (error) {
+			checks.close();
+			await http.close().catch(() => undefined);
+			throw await options.mapError(error);
+		}
+		return watchClose(new Connection(http, checks, {}), undefined, options);
+	}
+	const wrapper = setsid();
 	const owner = randomUUID();
 	const marker = `${OWNER_ENV}=${owner}`;
-	const transports = options.transports ?? realTransports;
-	const stdio =
-		config.transport === "stdio"
-			? await transports.stdio({
-					// `env` (same process, exec'd) carries the owner mark in the command line too, where `watchSpawns` sees it.
-					command: wrapper ?? config.command,
-					args: wrapper ? [ENV_BINARY, marker, config.command, ...config.args] : [...config.args],
-					env: { ...config.env, [OWNER_ENV]: owner },
-					cwd: config.cwd,
-					stderr: "pipe",
-				})
-			: undefined;
-	const transport = config.transport === "stdio" ? stdio : await httpTransport(transports, config, options.authProvider);
-	if (!transport) throw new Error(`MCP server "${config.name}": no transport`);
-	if (signal.aborted) throw signal.reason;
-	const spawns = stdio ? watchSpawns(marker) : undefined;
-	stdio?.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
-	const checks = outputChecks();
-	const client = new sdk.Client(
-		{ name: options.clientInfo.name, version: options.clientInfo.version },
-		{ capabilities: {}, versionNegotiation: negotiation(config), jsonSchemaValidator: checks },
-	);
-	client.onerror = () => {
-		// Transport errors surface through the failing request or `onclose`; never on the console.
+	const made: Started[] = [];
+	const start = async (stderr: "pipe" | "ignore") => {
+		const inner = await transports.stdio({
+			// `env` (same process, exec'd) carries the owner mark in the command line too, where `watchSpawns` sees it.
+			command: wrapper ?? config.command,
+			args: wrapper ? [ENV_BINARY, marker, config.command, ...config.args] : [...config.args],
+			env: { ...config.env, [OWNER_ENV]: owner },
+			cwd: config.cwd,
+			stderr,
+		});
+		if (signal.aborted) throw signal.reason;
+		// A probe sibling hangs up at once when closed; the resident's stderr goes to the tail.
+		const started = new Started(inner, stderr === "ignore" ? hangUp : undefined);
+		made.push(started);
+		if (stderr === "pipe") {
+			tail.clear();
+			started.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
+		}
+		return started;
 	};
+	const spawns = watchSpawns(marker);
 	try {
-		await client.connect(transport, { timeout: config.requestTimeoutMs, signal });
+		const { client: connected, resident } = await connectStdio(config, {
+			start,
+			client,
+			request,
+			probeMs: probeTimeout(config),
+			eras: options.eras,
+			key: serverIdentity(config).key,
+		});
+		const child = spawns.stop();
+		const pgid = wrapper ? (resident.pid ?? undefined) : undefined;
+		return watchClose(new Connection(connected, checks, { pgid, owner }), child, options);
 	} catch (error) {
-		const child = spawns?.stop();
+		const child = spawns.stop();
 		// Read before closing: how the server ended by itself, not by our kill.
 		const exit = child ? { code: child.exitCode, signal: child.signalCode } : undefined;
 		checks.close();
-		await client.close().catch(() => undefined);
-		if (config.transport === "stdio") await killAll(wrapper ? child?.pid : undefined, owner);
+		await Promise.all(made.map((transport) => transport.close()));
+		await killAll(wrapper ? child?.pid : undefined, owner);
 		const mapped = await options.mapError(error);
 		throw exit && (exit.code !== null || exit.signal !== null) ? new ExitedDuringSetup(mapped, exit) : mapped;
 	}
-	const child = spawns?.stop();
-	const live = new Connection(client, checks, stdio ? { pgid: wrapper ? (stdio.pid ?? undefined) : undefined, owner } : {});
-	client.onclose = () => {
+}
+
+/** From now on, the connection closing by itself (the server exited, the stream ended) is reported. */
+function watchClose(live: Connection, child: ChildProcess | undefined, options: OpenOptions): Live {
+	live.client.onclose = () => {
 		if (live.closing) return;
-		checks.close();
+		live.outputChecks.close();
 		options.onClose(live, exitOf(child));
 		void killAll(live.pgid, live.owner);
 	};

@@ -31,6 +31,11 @@ function signal(target: number, name: NodeJS.Signals | 0): boolean {
 	}
 }
 
+/** SIGTERM at once, without waiting: a process group (a stdio server under `setsid`), else one process. */
+export function hangUp(pid: number): void {
+	signal(setsid() ? -pid : pid, "SIGTERM");
+}
+
 /** Whether `done` holds within `tries` more checks, `ms` apart. */
 async function gone(done: () => boolean, tries: number, ms = 50): Promise<boolean> {
 	if (done()) return true;

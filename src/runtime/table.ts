@@ -1,8 +1,8 @@
 /**
- * The connection table: one record per server (replaced whole, re-read after every `await`), the shared
- * setup, the coalesced tool listing, failures turned into errors naming the server, one tool call, and
- * status. It owns its state: the entries, the connection records, the stderr tails and the shutdown.
- * How one server is opened and closed is `open.ts`'s; `runtime.ts` holds the `Runtime` face over this.
+ * The connection table: one record per server (replaced whole, re-read after every `await`), the shared setup,
+ * the coalesced tool listing, failures as errors naming the server, one tool call, status. It owns its state
+ * (entries, connections, stderr tails, the eras its probes found, the shutdown). How one server is opened and
+ * closed is `open.ts`'s; `runtime.ts` holds the `Runtime` face over this.
  */
 import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
 import { awaitWith, settledWithin } from "../async.ts";
@@ -12,6 +12,7 @@ import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
 import type { Connection } from "./connection.ts";
+import { Eras } from "./era.ts";
 import { cancelledRequest, closedError, type Exit, noSuchTool, requestError, setupError, unknownServer } from "./failures.ts";
 import { closeLive, openServer } from "./open.ts";
 import { serverStatus } from "./status.ts";
@@ -40,6 +41,7 @@ export class ConnectionTable {
 	readonly #entries: Map<string, ServerEntry>;
 	readonly #connections = new Map<string, Connection>();
 	readonly #tails = new Map<string, TailBuffer>();
+	readonly #eras = new Eras();
 	readonly #shutdown = new AbortController();
 
 	constructor(options: RuntimeOptions) {
@@ -330,16 +332,14 @@ export class ConnectionTable {
 		return setup;
 	}
 
-	/**
-	 * Opens one server: its credentials, stderr tail, step-up mapping and close handling. Credentials are
-	 * checked before anything connects: a missing one never costs a process or a request.
-	 */
+	/** Opens one server: credentials first (a missing one costs no process nor request), tail, step-up, close. */
 	async #open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
 		const authProvider = await this.#credentials(config, signal);
 		const tail = this.#tail(name);
+		const given = { clientInfo: this.#options.clientInfo, transports: this.#options.transports, eras: this.#eras };
 		return openServer(config, {
-			clientInfo: this.#options.clientInfo,
+			...given,
 			signal,
 			authProvider,
 			tail,

@@ -1,0 +1,204 @@
+/**
+ * `auto` for a stdio server at the cost of one start. The SDK's own `auto` probes a short-lived sibling
+ * first and starts the server only once the sibling has answered: two starts, one after the other. Here
+ * the resident starts at the same moment as the sibling and hears nothing until the sibling has answered
+ * `server/discover`; it is then connected in the era found (the SDK's `prior`), so the SDK probes nothing
+ * itself. The probe is the SDK's: a client pinned to the modern era, over the sibling (a transport that
+ * is not the SDK's own stdio class probes in place); any failure means legacy, as the SDK's stdio probe
+ * decides. A server that exits on a pre-`initialize` request only loses the sibling.
+ */
+import type {
+	Client,
+	DiscoverResult,
+	JSONRPCMessage,
+	Transport,
+	TransportSendOptions,
+	VersionNegotiationOptions,
+} from "@modelcontextprotocol/client";
+import type { StdioTransport } from "../contracts.ts";
+
+export type Prior = Readonly<{ kind: "legacy" }> | Readonly<{ kind: "modern"; discover: DiscoverResult }>;
+
+/** The modern revision the probe asks for (the one the SDK speaks). */
+export const MODERN = "2026-07-28";
+
+/**
+ * What each stdio server's probe found in this session, by server identity: a reconnect connects in
+ * that era with no new probe. Never written to disk: a new Pi process probes again.
+ */
+export class Eras {
+	readonly #found = new Map<string, Prior>();
+
+	get(key: string): Prior | undefined {
+		return this.#found.get(key);
+	}
+
+	set(key: string, prior: Prior): void {
+		this.#found.delete(key);
+		this.#found.set(key, prior);
+		// Bounded: entries of servers long gone from the configuration are dropped first.
+		for (const old of this.#found.keys()) {
+			if (this.#found.size <= 256) break;
+			this.#found.delete(old);
+		}
+	}
+}
+
+/**
+ * A transport started at once: its `start()` (a client's connect calls it) returns that first start, so
+ * a server spawns before anyone talks to it. It remembers whether its other end went away by itself
+ * (the process exited) before anyone closed it. `quick`: `close()` resolves at once (a probe sibling,
+ * whose end the caller awaits through `closed()` while it goes on).
+ */
+export class Started implements Transport {
+	onclose?: () => void;
+	onerror?: (error: Error) => void;
+	onmessage?: <T extends JSONRPCMessage>(message: T) => void;
+	readonly #inner: StdioTransport;
+	readonly #start: Promise<void>;
+	readonly #hangUp?: (pid: number) => void;
+	#ended = false;
+	#endedFirst?: boolean;
+	#closed?: Promise<void>;
+
+	constructor(inner: StdioTransport, hangUp?: (pid: number) => void) {
+		this.#inner = inner;
+		this.#hangUp = hangUp;
+		inner.onclose = () => {
+			this.#ended = true;
+			this.onclose?.();
+		};
+		inner.onerror = (error) => this.onerror?.(error);
+		inner.onmessage = (message) => this.onmessage?.(message);
+		this.#start = inner.start();
+		// A failed spawn is reported by the connect that awaits the start.
+		this.#start.catch(() => undefined);
+	}
+
+	start(): Promise<void> {
+		return this.#start;
+	}
+
+	send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+		return this.#inner.send(message, options);
+	}
+
+	close(): Promise<void> {
+		if (!this.#closed) {
+			this.#endedFirst = this.#ended;
+			const pid = this.pid;
+			if (this.#hangUp && pid !== null) this.#hangUp(pid);
+			this.#closed = this.#inner.close().catch(() => undefined);
+		}
+		return this.#hangUp ? Promise.resolve() : this.#closed;
+	}
+
+	/** Resolves once closed (after `close()`). */
+	closed(): Promise<void> {
+		return this.#closed ?? this.close().then(() => this.#closed);
+	}
+
+	/** Whether the other end went away by itself (the process exited) before it was closed. */
+	get endedByItself(): boolean {
+		return this.#endedFirst ?? this.#ended;
+	}
+
+	/** The SDK tells a stdio transport by these two (on the probe: a closed sibling means legacy). */
+	get pid(): number | null {
+		return this.#inner.pid ?? null;
+	}
+
+	get stderr() {
+		return this.#inner.stderr ?? null;
+	}
+}
+
+/**
+ * The era `sibling` answers to `server/discover`, through `probe` (a client pinned to the modern
+ * revision); any failure short of an abort means legacy. `answered`: the sibling was still running when
+ * the verdict came (it answered or stayed silent), as opposed to exiting by itself.
+ */
+export async function probeEra(
+	probe: Client,
+	sibling: Started,
+	options: Readonly<{ timeout: number; signal: AbortSignal }>,
+): Promise<Readonly<{ prior: Prior; answered: boolean }>> {
+	const prior = await probe.connect(sibling, options).then(
+		(): Prior => {
+			const discover = probe.getDiscoverResult();
+			return discover ? { kind: "modern", discover } : { kind: "legacy" };
+		},
+		(error: unknown): Prior => {
+			if (options.signal.aborted) throw options.signal.reason ?? error;
+			return { kind: "legacy" };
+		},
+	);
+	// The probe client is done either way: closing it closes the sibling (which hangs up at once).
+	await probe.close().catch(() => undefined);
+	return { prior, answered: !sibling.endedByItself };
+}
+
+type Request = Readonly<{ timeout: number; signal: AbortSignal }>;
+
+export type StdioContext = Readonly<{
+	/** Starts one more process of the server: the resident (stderr to the tail) or a probe sibling. */
+	start: (stderr: "pipe" | "ignore") => Promise<Started>;
+	/** A new client, negotiating as the entry says unless told otherwise. */
+	client: (negotiation?: VersionNegotiationOptions) => Client;
+	request: Request;
+	probeMs: number;
+	eras?: Eras;
+	/** The server's identity, for `eras`. */
+	key: string;
+}>;
+
+/**
+ * Connects a stdio server; resolves with the client and the resident it runs over. `legacy` and a pinned
+ * era start one process (a pin probes the resident in place); `auto` is the overlap above, or one start
+ * in the era a probe of this session already found.
+ */
+export async function connectStdio(
+	config: Readonly<{ protocolVersion: string }>,
+	c: StdioContext,
+): Promise<Readonly<{ client: Client; resident: Started }>> {
+	const resident = await c.start("pipe");
+	const known = config.protocolVersion === "auto" ? c.eras?.get(c.key) : undefined;
+	if (config.protocolVersion !== "auto" || known) {
+		return { client: await connectWith(c.client(), resident, known, c.request), resident };
+	}
+	const sibling = await c.start("ignore");
+	const probe = c.client({ mode: { pin: MODERN }, probe: { timeoutMs: c.probeMs } });
+	const { prior, answered } = await probeEra(probe, sibling, c.request);
+	const client = c.client();
+	const connected = await connectWith(client, resident, prior, c.request).then(
+		() => true,
+		(error: unknown) => {
+			if (!answered || !resident.endedByItself || c.request.signal.aborted) throw error;
+			return false;
+		},
+	);
+	await sibling.closed();
+	if (connected) {
+		c.eras?.set(c.key, prior);
+		return { client, resident };
+	}
+	// The resident exited while the sibling ran: a server that cannot run twice at once (it holds a lock,
+	// a port or a database file). Now that the sibling has gone, it starts again, alone, in the era found.
+	const again = await c.start("pipe");
+	const alone = await connectWith(c.client(), again, prior, c.request);
+	c.eras?.set(c.key, prior);
+	return { client: alone, resident: again };
+}
+
+/** Connects `client` over `transport`, from `prior` if given; on failure the client is closed. */
+async function connectWith(client: Client, transport: Started, prior: Prior | undefined, request: Request): Promise<Client> {
+	try {
+		await client.connect(transport, prior ? { ...request, prior } : request);
+		// Connecting from a modern prior exchanges nothing: asking the resident itself says that it runs.
+		if (prior?.kind === "modern") await client.discover(request);
+		return client;
+	} catch (error) {
+		await client.close().catch(() => undefined);
+		throw error;
+	}
+}
