@@ -62,62 +62,45 @@ export type SearchIndex<T extends SearchTool> = Readonly<{
 	serverWords: ReadonlyMap<string, readonly string[]>;
 }>;
 
-/** What is left to read of one tool's parameters: `LIMITS.params` names and `LIMITS.paramChars` characters. */
-class ParamBudget {
-	#params: number;
-	#chars: number;
-
-	constructor(params: number, chars: number) {
-		this.#params = params;
-		this.#chars = chars;
-	}
-
-	get spent(): boolean {
-		return this.#chars <= 0;
-	}
-
-	/** Counts one more parameter; false once there is no room for it. */
-	param(): boolean {
-		if (this.#params <= 0 || this.#chars <= 0) return false;
-		this.#params -= 1;
-		return true;
-	}
-
+/** Parameter names and descriptions, depth first, within `params` names and `chars` characters. */
+function schemaWords(schema: unknown, params: number, chars: number): string[] {
+	const out: string[] = [];
+	let paramsLeft = params;
+	let charsLeft = chars;
 	/** The part of `text` that still fits, counted. */
-	take(text: string): string {
-		const kept = text.slice(0, this.#chars);
-		this.#chars -= Math.min(text.length, this.#chars);
+	const take = (text: string): string => {
+		const kept = text.slice(0, charsLeft);
+		charsLeft -= Math.min(text.length, charsLeft);
 		return kept;
-	}
-}
-
-/** Parameter names and descriptions, depth first, within the budget. */
-function schemaWords(schema: unknown, depth: number, out: string[], left: ParamBudget): void {
-	if (depth > 3 || typeof schema !== "object" || schema === null || left.spent) return;
-	const node = schema as Record<string, unknown>;
-	if (typeof node.description === "string" && depth > 0) out.push(left.take(node.description));
-	if (typeof node.properties === "object" && node.properties !== null) {
-		// for…in: no array of every key of a huge object is made; stops at the budget.
-		for (const name in node.properties) {
-			if (!left.param()) return;
-			out.push(left.take(name));
-			schemaWords((node.properties as Record<string, unknown>)[name], depth + 1, out, left);
+	};
+	const visit = (schema: unknown, depth: number): void => {
+		if (depth > 3 || typeof schema !== "object" || schema === null || charsLeft <= 0) return;
+		const node = schema as Record<string, unknown>;
+		if (typeof node.description === "string" && depth > 0) out.push(take(node.description));
+		if (typeof node.properties === "object" && node.properties !== null) {
+			// for…in: no array of every key of a huge object is made; stops at the budget.
+			for (const name in node.properties) {
+				if (paramsLeft <= 0 || charsLeft <= 0) return;
+				paramsLeft -= 1;
+				out.push(take(name));
+				visit((node.properties as Record<string, unknown>)[name], depth + 1);
+			}
 		}
-	}
-	schemaWords(node.items, depth + 1, out, left);
-	for (const key of ["anyOf", "oneOf", "allOf"]) {
-		const variants = node[key];
-		if (Array.isArray(variants))
-			for (const variant of variants.slice(0, LIMITS.params)) schemaWords(variant, depth + 1, out, left);
-	}
+		visit(node.items, depth + 1);
+		for (const key of ["anyOf", "oneOf", "allOf"]) {
+			const variants = node[key];
+			if (Array.isArray(variants)) for (const variant of variants.slice(0, LIMITS.params)) visit(variant, depth + 1);
+		}
+	};
+	visit(schema, 0);
+	return out;
 }
 
 const text = (value: unknown, max: number): string => (typeof value === "string" ? value.slice(0, max) : "");
 
 /** The texts of each field, as read: every field within its cap (`share`: a tool's part of the text budget). */
 function fieldTexts(tool: SearchTool, server: string, share: number): Record<Field, readonly string[]> {
-	const params: string[] = [];
-	schemaWords(tool.inputSchema, 0, params, new ParamBudget(LIMITS.params, Math.min(share, LIMITS.paramChars)));
+	const params = schemaWords(tool.inputSchema, LIMITS.params, Math.min(share, LIMITS.paramChars));
 	return {
 		name: [text(tool.name, LIMITS.nameChars)],
 		title: [text(tool.title ?? tool.annotations?.title, LIMITS.nameChars)],
