@@ -173,22 +173,16 @@ function termsOf(vocabulary: Vocabulary, text: string, tier: number): Int32Array
 /** One tool's distinct stems (numbers) and, for each, its count in each field (`FIELD_NAMES` order), with each field's length. */
 type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: readonly number[]; name: Int32Array; lead: number }>;
 
-/** Per-stem counts of the tool being read, cleared after it through the stems it touched; grown as the vocabulary grows. */
-class Scratch {
-	#counts = new Float32Array(0);
+/**
+ * The grid of per-stem counts for the tool being read (cleared after it through the stems it touched),
+ * reused from tool to tool and grown as the vocabulary grows.
+ */
+const gridFor = (grid: Float32Array, stems: number): Float32Array =>
+	grid.length < (stems + 4096) * WIDTH ? new Float32Array(Math.min(LIMITS.vocabulary, 2 * stems + 8192) * WIDTH) : grid;
 
-	grid(stems: number): Float32Array {
-		if (this.#counts.length < (stems + 4096) * WIDTH) {
-			this.#counts = new Float32Array(Math.min(LIMITS.vocabulary, 2 * stems + 8192) * WIDTH);
-		}
-		return this.#counts;
-	}
-}
-
-function count(vocabulary: Vocabulary, scratch: Scratch, tool: SearchTool, server: string, share: number): Counted {
+function count(vocabulary: Vocabulary, grid: Float32Array, tool: SearchTool, server: string, share: number): Counted {
 	const texts = fieldTexts(tool, server, share);
 	const touched: number[] = [];
-	const grid = scratch.grid(vocabulary.stems.length);
 	const read = FIELD_NAMES.map((field, i) => texts[field].map((text) => termsOf(vocabulary, text, i < 2 ? 0 : 1)));
 	const lengths = read.map((field, i) =>
 		field.reduce((length, terms) => {
@@ -235,11 +229,12 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 		texts: new Map(),
 		tokens: new Map(),
 	};
-	const scratch = new Scratch();
+	let grid: Float32Array = new Float32Array(0);
 	const counted: Counted[] = [];
 	const share = Math.max(LIMITS.minShare, Math.floor(LIMITS.textBudget / (docs.length || 1)));
 	for (const doc of docs) {
-		counted.push(count(vocabulary, scratch, doc.tool, doc.server, share));
+		grid = gridFor(grid, vocabulary.stems.length);
+		counted.push(count(vocabulary, grid, doc.tool, doc.server, share));
 		yield;
 	}
 	const average = FIELD_NAMES.map(
