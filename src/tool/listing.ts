@@ -192,24 +192,6 @@ export const SEARCH_FIRST_MS = 10_000;
 /** Past `SEARCH_WAIT_MS`, how long after the first server's listing the others still count. */
 export const SEARCH_GRACE_MS = 500;
 
-/** Whether a promise has fulfilled, readable at once. */
-class Fulfilled {
-	#yet = false;
-
-	constructor(promise: Promise<unknown>) {
-		promise.then(
-			() => {
-				this.#yet = true;
-			},
-			() => undefined,
-		);
-	}
-
-	get yet(): boolean {
-		return this.#yet;
-	}
-}
-
 /** Each server's tools, or its failure, or `late` for one that has not listed within `SEARCH_WAIT_MS`. */
 async function listAll(
 	session: Session,
@@ -227,10 +209,16 @@ async function listAll(
 	// listing within `SEARCH_GRACE_MS` after it, end it instead, up to `SEARCH_FIRST_MS` from the start.
 	const all = Promise.all(listings);
 	const first = Promise.any(listings.map((listing) => listing.then((entry) => ("tools" in entry ? entry : Promise.reject()))));
-	const listed = new Fulfilled(first);
+	let listed = false;
+	first.then(
+		() => {
+			listed = true;
+		},
+		() => undefined,
+	);
 	// Servers started together on a busy machine finish together: those listing just after the first are kept.
 	const late = settledWithin(all, SEARCH_WAIT_MS).then(() =>
-		listed.yet
+		listed
 			? undefined
 			: settledWithin(
 					first.then(() => settledWithin(all, SEARCH_GRACE_MS)),
