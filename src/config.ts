@@ -13,6 +13,7 @@ import {
 	expander,
 	fieldPath,
 	jsonErrorMessage,
+	parseJson,
 	ResolveError,
 	refuseNul,
 	refuseNulNames,
@@ -136,9 +137,8 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	// Windows editors may start a file with a BOM; Pi's own reader removes it too.
 	// One linear pass first: it blanks out values nested too deep, which JSON.parse is slow on.
 	const scan = scanJson(read.startsWith("\uFEFF") ? read.slice(1) : read);
-	const parsed = parseJson(scan.text);
-	if (!parsed) return failed(await jsonErrorMessage(scan.text));
-	const root = parsed.value;
+	const root = parseJson(scan.text);
+	if (root === undefined) return failed(await jsonErrorMessage(scan.text));
 	if (!isObject(root)) return failed("the top level must be an object");
 	const top = topLevelProblems(root);
 	if (top.fatal) return failed(`no "mcpServers": ${top.messages.join("; ")}`);
@@ -165,14 +165,6 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 		return { kind: "server", name, source, raw: shape.server };
 	});
 	return { report: { scope, path, state: "loaded", ...notes }, candidates };
-}
-
-function parseJson(text: string): { value: unknown } | undefined {
-	try {
-		return { value: JSON.parse(text) };
-	} catch {
-		return undefined;
-	}
 }
 
 function expandHome(value: string, home: string): string {

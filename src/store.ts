@@ -9,6 +9,7 @@ import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { once, sleep } from "./async.ts";
+import { parseJson } from "./config/values.ts";
 import { exited, processStat } from "./proc.ts";
 import { isObject } from "./schema.ts";
 
@@ -138,13 +139,7 @@ export async function readLockOwner(path: string): Promise<LockOwner | undefined
 			}
 		})
 		.catch(() => undefined);
-	const value = ((): unknown => {
-		try {
-			return text === undefined ? undefined : JSON.parse(text);
-		} catch {
-			return undefined;
-		}
-	})();
+	const value = text === undefined ? undefined : parseJson(text);
 	if (!isObject(value)) return undefined;
 	const { pid, host, createdAt, nonce, bootId, startTime } = value;
 	if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;
