@@ -80,8 +80,8 @@ function attempt<T>(read: () => T): T | NodeJS.ErrnoException {
 	}
 }
 
-/** What a path is when it is not a regular file. */
-function notAFile(info: Stats): string {
+/** What a path is when it is not a regular file (also in edits' refusals, `safe-file.ts`). */
+export function notAFile(info: Stats): string {
 	if (info.isDirectory()) return "is a directory, not a file";
 	if (info.isFIFO()) return "is a FIFO (named pipe), not a file";
 	if (info.isSocket()) return "is a socket, not a file";

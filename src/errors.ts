@@ -74,6 +74,12 @@ export class CallFailed extends Error {
 	}
 }
 
+/** A system error's code (`ENOENT`, `EPERM`…), or undefined when the thrown value has none. */
+export function errorCode(error: unknown): string | undefined {
+	const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+	return typeof code === "string" ? code : undefined;
+}
+
 /** The message of an error, or the thrown value as text. */
 export function errorText(error: unknown): string {
 	return error instanceof Error ? error.message : String(error);

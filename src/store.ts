@@ -10,6 +10,7 @@ import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/pro
 import { hostname } from "node:os";
 import { once, sleep } from "./async.ts";
 import { parseJson } from "./config/values.ts";
+import { errorCode } from "./errors.ts";
 import { exited, processStat } from "./proc.ts";
 import { isObject } from "./schema.ts";
 
@@ -97,8 +98,6 @@ function locksOfProcess(): Set<string> {
 }
 
 const heldHere = locksOfProcess();
-
-const errorCode = (error: unknown) => (error as { code?: unknown }).code;
 
 /** Creates `dir` (and parents) and makes sure it is a private directory of this user (0700). */
 export async function ensurePrivateDir(dir: string): Promise<void> {

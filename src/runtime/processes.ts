@@ -7,6 +7,7 @@
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { once, sleep } from "../async.ts";
+import { errorCode } from "../errors.ts";
 import { exited, processStat } from "../proc.ts";
 
 /** Environment variable that marks every process of one stdio connection (probe sibling included). */
@@ -27,7 +28,7 @@ function signal(target: number, name: NodeJS.Signals | 0): boolean {
 		process.kill(target, name);
 		return true;
 	} catch (error) {
-		return name === 0 && (error as NodeJS.ErrnoException).code === "EPERM";
+		return name === 0 && errorCode(error) === "EPERM";
 	}
 }
 
