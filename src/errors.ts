@@ -23,7 +23,12 @@ export const PI_WORDS: Words = {
 /** The next step a message names, as data: its kind and its server. */
 export type Hint = Readonly<{ kind: "reconnect" | "login"; server: string }>;
 
-/** A server's connection could not be set up; latched until `/mcp reconnect`. */
+/**
+ * A server's connection could not be set up; latched until `/mcp reconnect`. Not one class with
+ * `AuthRequired`, because callers do different things with each: a missing sign-in is not latched (the
+ * connection goes back to idle, so the call after the sign-in connects), the tool answers it with an
+ * `authorization_required` result and its link, and the shell exits with its own code (`EXIT.signIn`).
+ */
 export class SetupFailed extends Error {
 	override readonly name = "SetupFailed";
 	readonly server: string;
