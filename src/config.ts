@@ -13,7 +13,6 @@ import {
 	expander,
 	fieldPath,
 	jsonErrorMessage,
-	parseJson,
 	ResolveError,
 	refuseNul,
 	refuseNulNames,
@@ -21,6 +20,7 @@ import {
 	resolveOAuth,
 	topLevelProblems,
 } from "./config/values.ts";
+import { parseJson } from "./json.ts";
 import { escapeName } from "./output/text.ts";
 import {
 	type ConfigSnapshot,

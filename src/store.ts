@@ -9,8 +9,8 @@ import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { once, sleep } from "./async.ts";
-import { parseJson } from "./config/values.ts";
 import { errorCode } from "./errors.ts";
+import { parseJson } from "./json.ts";
 import { exited, processStat } from "./proc.ts";
 import { isObject } from "./schema.ts";
 

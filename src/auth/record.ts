@@ -17,8 +17,8 @@ import type {
 	StoredOAuthTokens,
 } from "@modelcontextprotocol/client";
 import { awaitWith } from "../async.ts";
-import { parseJson } from "../config/values.ts";
 import { AuthRequired, type Words } from "../errors.ts";
+import { parseJson } from "../json.ts";
 import type { Flow, LoginService } from "../login.ts";
 import { sanitize } from "../output/text.ts";
 import { type HttpServerConfig, isObject, type ServerConfig } from "../schema.ts";

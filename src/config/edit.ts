@@ -12,12 +12,13 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { configPaths, type LoadOptions, loadConfig, MAX_FILE_BYTES } from "../config.ts";
+import { parseJson } from "../json.ts";
 import { escapeName } from "../output/text.ts";
 import { type ConfigSnapshot, closeMatches, isObject, SERVER_NAME } from "../schema.ts";
 import { setAt } from "./members.ts";
 import { editTarget, exclusiveEdit, FileRefused, inTurn, type LockWait, readBounded, writeExclusive } from "./safe-file.ts";
 import { MAX_DEPTH, scanJson } from "./scan.ts";
-import { jsonErrorMessage, parseJson } from "./values.ts";
+import { jsonErrorMessage } from "./values.ts";
 
 export { MASK, maskedEntry, runsText, secretHints } from "./mask.ts";
 

@@ -8,15 +8,6 @@ import { closeMatches, type OAuthSettings } from "../schema.ts";
 /** A value rule broken while resolving an entry; the message names the field. */
 export class ResolveError extends Error {}
 
-/** The value of a JSON text, or undefined when it is not JSON (`JSON.parse` never gives undefined). */
-export function parseJson(text: string): unknown {
-	try {
-		return JSON.parse(text) as unknown;
-	} catch {
-		return undefined;
-	}
-}
-
 /** 1-based line of a character offset. */
 export function lineOf(text: string, offset: number): number {
 	return text.slice(0, Math.max(0, offset)).split("\n").length;
