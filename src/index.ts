@@ -18,7 +18,7 @@ import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
 import { createSession, type McpSession } from "./session.ts";
 import { DESCRIPTION, PROMPT_SNIPPET, parameters } from "./tool/definition.ts";
-import { withEarlyStart } from "./tool/early.ts";
+import { withEarlyStart } from "./tool/early/listen.ts";
 
 export { VERSION } from "./session.ts";
 

@@ -66,7 +66,7 @@ test("registration and session_start load only index, session, the early start, 
 		"schema/keys.ts",
 		"session.ts",
 		"tool/definition.ts",
-		"tool/early.ts",
+		"tool/early/listen.ts",
 	]);
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
 	const status = lines.find((line) => line.startsWith("-- status:"));

@@ -1,7 +1,7 @@
 /**
  * The `mcp` tool as the model sees it: its actions, parameters, description and prompt line. Kept apart
  * from `actions.ts` so that registering the tool loads only this small module; what the actions do (and
- * the runtime behind them) loads on first use. How a call still being written is read is `early.ts`.
+ * the runtime behind them) loads on first use. How a call still being written is read is `early/listen.ts`'s.
  */
 import { type Static, Type } from "typebox";
 
@@ -19,7 +19,7 @@ export const ACTIONS = [
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
-/** The actions that list what a server offers besides tools (their early listing is `early.ts`'s). */
+/** The actions that list what a server offers besides tools (their early listing is `early/start.ts`'s). */
 export type ListAction = Extract<Action, "resources" | "templates" | "prompts">;
 
 /** Most items one page of a listing (`tools`, `resources`, `templates`, `prompts`) may ask for. */
