@@ -23,14 +23,8 @@ export const PI_WORDS: Words = {
 /** The next step a message names, as data: its kind and its server. */
 export type Hint = Readonly<{ kind: "reconnect" | "login"; server: string }>;
 
-/**
- * A server's connection could not be set up; latched until `/mcp reconnect`. Not one class with
- * `AuthRequired`, because callers do different things with each: a missing sign-in is not latched (the
- * connection goes back to idle, so the call after the sign-in connects), the tool answers it with an
- * `authorization_required` result and its link, and the shell exits with its own code (`EXIT.signIn`).
- */
-export class SetupFailed extends Error {
-	override readonly name = "SetupFailed";
+/** What went wrong with one server, and the next step its message names, if any. */
+class ServerError extends Error {
 	readonly server: string;
 	readonly hint?: Hint;
 	constructor(server: string, message: string, hint?: Hint) {
@@ -38,6 +32,16 @@ export class SetupFailed extends Error {
 		this.server = server;
 		this.hint = hint;
 	}
+}
+
+/**
+ * A server's connection could not be set up; latched until `/mcp reconnect`. Not one class with
+ * `AuthRequired`, because callers do different things with each: a missing sign-in is not latched (the
+ * connection goes back to idle, so the call after the sign-in connects), the tool answers it with an
+ * `authorization_required` result and its link, and the shell exits with its own code (`EXIT.signIn`).
+ */
+export class SetupFailed extends ServerError {
+	override readonly name = "SetupFailed";
 }
 
 /**
@@ -52,30 +56,19 @@ export class SdkUnavailable extends Error {
 }
 
 /** Credentials are missing or unusable; the message says what to do. */
-export class AuthRequired extends Error {
+export class AuthRequired extends ServerError {
 	override readonly name = "AuthRequired";
-	readonly server: string;
-	readonly hint?: Hint;
-	constructor(server: string, message: string, hint?: Hint) {
-		super(message);
-		this.server = server;
-		this.hint = hint;
-	}
 }
 
 export type CallFailure = "cancelled" | "timeout" | "closed" | "shutdown" | "refused" | "error";
 
 /** A request to a server failed (timeout, cancel, closed connection, refusal, protocol error). */
-export class CallFailed extends Error {
+export class CallFailed extends ServerError {
 	override readonly name = "CallFailed";
-	readonly server: string;
 	readonly reason: CallFailure;
-	readonly hint?: Hint;
 	constructor(server: string, message: string, reason: CallFailure, hint?: Hint) {
-		super(message);
-		this.server = server;
+		super(server, message, hint);
 		this.reason = reason;
-		this.hint = hint;
 	}
 }
 
