@@ -163,12 +163,16 @@ function changeServers(host: Host, servers: readonly ExtensionServer[], ctx: Ext
 
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
 	const host = new Host(pi, options);
-	const calls = withEarlyStart(pi, {
-		entries: () => host.session?.config().servers ?? [],
-		runtime: () => host.session?.runtime(),
-		preload: () => void loadExecute().then((execute) => execute.preloadTool()),
-		open: () => host.open(),
-	});
+	const calls = withEarlyStart(
+		pi,
+		{
+			entries: () => host.session?.config().servers ?? [],
+			runtime: () => host.session?.runtime(),
+			preload: () => void loadExecute().then((execute) => execute.preloadTool()),
+			open: () => host.open(),
+		},
+		{ name: "mcp", description: DESCRIPTION, parameters },
+	);
 	pi.registerTool<typeof parameters, McpDetails>({
 		name: "mcp",
 		label: "MCP",
