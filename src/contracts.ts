@@ -14,7 +14,7 @@ import type {
 	Middleware,
 	Tool,
 } from "@modelcontextprotocol/client";
-import type { AuthorizationRequired, AuthRequired, Words } from "./errors.ts";
+import type { AuthorizationRequired, AuthRequired, Worded, Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
 
@@ -102,6 +102,10 @@ export type ServerStatus = Readonly<{
 	transport?: "stdio" | "http";
 	description?: string;
 	error?: string;
+	/** An invalid entry's problem alone, without the server and file `error` names. */
+	problem?: string;
+	/** A failure's message made with another front end's words (where it names a next step). */
+	errorIn?: Worded;
 	era?: string;
 	protocolVersion?: string;
 	serverName?: string;
@@ -129,6 +133,8 @@ export interface Runtime {
 	status(): readonly ServerStatus[];
 	/** Names of all entries, for completions. */
 	names(): readonly string[];
+	/** The tools of the last listing in the server's order, those hidden from the model included; never connects. */
+	listed(server: string): readonly Tool[];
 	/** Connects if needed and lists the model-visible tools anew (joining a listing in flight). */
 	tools(server: string, signal?: AbortSignal): Promise<readonly Tool[]>;
 	/** The definition of one model-visible tool (from the listing held), its output check compiled. */
@@ -157,10 +163,13 @@ export interface Runtime {
 	dispose(): Promise<void>;
 }
 
-/** Tools the user allowed for the rest of the session (`tool/confirm.ts`); owned by the session, gone with it. */
+/**
+ * Tools the user allowed for the rest of the session (`tool/confirm.ts`); owned by the session, gone with it.
+ * `entry` marks the server's entry as it was allowed: once the entry changes, the yes no longer holds.
+ */
 export interface Allowed {
-	has(server: string, tool: string): boolean;
-	add(server: string, tool: string): void;
+	has(server: string, tool: string, entry: string): boolean;
+	add(server: string, tool: string, entry: string): void;
 }
 
 /** `allowed`: absent where nobody is asked (a session made by hand in a test). */

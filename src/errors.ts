@@ -23,14 +23,19 @@ export const PI_WORDS: Words = {
 /** The next step a message names, as data: its kind and its server. */
 export type Hint = Readonly<{ kind: "reconnect" | "login"; server: string }>;
 
-/** What went wrong with one server, and the next step its message names, if any. */
+/** A message made again with another front end's words (the manager's items rather than Pi's commands). */
+export type Worded = (words: Words) => string;
+
+/** What went wrong with one server, the next step its message names, and how other words say it. */
 class ServerError extends Error {
 	readonly server: string;
 	readonly hint?: Hint;
-	constructor(server: string, message: string, hint?: Hint) {
+	readonly worded?: Worded;
+	constructor(server: string, message: string, hint?: Hint, worded?: Worded) {
 		super(message);
 		this.server = server;
 		this.hint = hint;
+		this.worded = worded;
 	}
 }
 
@@ -66,10 +71,15 @@ export type CallFailure = "cancelled" | "timeout" | "closed" | "shutdown" | "ref
 export class CallFailed extends ServerError {
 	override readonly name = "CallFailed";
 	readonly reason: CallFailure;
-	constructor(server: string, message: string, reason: CallFailure, hint?: Hint) {
-		super(server, message, hint);
+	constructor(server: string, message: string, reason: CallFailure, hint?: Hint, worded?: Worded) {
+		super(server, message, hint, worded);
 		this.reason = reason;
 	}
+}
+
+/** How an error's message is made with a front end's words, where it names a next step. */
+export function wordedOf(error: unknown): Worded | undefined {
+	return error instanceof ServerError ? error.worded : undefined;
 }
 
 /** A system error's code (`ENOENT`, `EPERM`…), or undefined when the thrown value has none. */
@@ -86,8 +96,8 @@ export function errorText(error: unknown): string {
 /** Sign-in is needed: `url` is the one authorization link, also contained in the message. */
 export class AuthorizationRequired extends AuthRequired {
 	readonly url: string;
-	constructor(server: string, message: string, url: string) {
-		super(server, message);
+	constructor(server: string, message: string, url: string, worded?: Worded) {
+		super(server, message, undefined, worded);
 		this.url = url;
 	}
 }
