@@ -20,6 +20,7 @@ import {
 	resolveOAuth,
 	topLevelProblems,
 } from "./config/values.ts";
+import { parseJson } from "./json.ts";
 import { escapeName } from "./output/text.ts";
 import {
 	type ConfigSnapshot,
@@ -80,8 +81,8 @@ function attempt<T>(read: () => T): T | NodeJS.ErrnoException {
 	}
 }
 
-/** What a path is when it is not a regular file. */
-function notAFile(info: Stats): string {
+/** What a path is when it is not a regular file (also in edits' refusals, `safe-file.ts`). */
+export function notAFile(info: Stats): string {
 	if (info.isDirectory()) return "is a directory, not a file";
 	if (info.isFIFO()) return "is a FIFO (named pipe), not a file";
 	if (info.isSocket()) return "is a socket, not a file";
@@ -137,9 +138,8 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 	// Windows editors may start a file with a BOM; Pi's own reader removes it too.
 	// One linear pass first: it blanks out values nested too deep, which JSON.parse is slow on.
 	const scan = scanJson(read.startsWith("\uFEFF") ? read.slice(1) : read);
-	const parsed = parseJson(scan.text);
-	if (!parsed) return failed(await jsonErrorMessage(scan.text));
-	const root = parsed.value;
+	const root = parseJson(scan.text);
+	if (root === undefined) return failed(await jsonErrorMessage(scan.text));
 	if (!isObject(root)) return failed("the top level must be an object");
 	const top = topLevelProblems(root);
 	if (top.fatal) return failed(`no "mcpServers": ${top.messages.join("; ")}`);
@@ -166,14 +166,6 @@ async function readFileReport(path: string, scope: "user" | "project"): Promise<
 		return { kind: "server", name, source, raw: shape.server };
 	});
 	return { report: { scope, path, state: "loaded", ...notes }, candidates };
-}
-
-function parseJson(text: string): { value: unknown } | undefined {
-	try {
-		return { value: JSON.parse(text) };
-	} catch {
-		return undefined;
-	}
 }
 
 function expandHome(value: string, home: string): string {

@@ -235,7 +235,7 @@ export type CallStart = Readonly<{ id: string; action: string; server?: string }
 
 /**
  * Where the `mcp` tool's calls get their session (`index.ts` hands it out; the early start wraps it,
- * `tool/early.ts`). Never connects by itself.
+ * `tool/early/listen.ts`). Never connects by itself.
  */
 export type Calls = Readonly<{
 	/** The configured entries now (none before a session starts); never waits or loads. */

@@ -26,9 +26,8 @@ export type Hint = Readonly<{ kind: "reconnect" | "login"; server: string }>;
 /** A message made again with another front end's words (the manager's items rather than Pi's commands). */
 export type Worded = (words: Words) => string;
 
-/** A server's connection could not be set up; latched until `/mcp reconnect`. */
-export class SetupFailed extends Error {
-	override readonly name = "SetupFailed";
+/** What went wrong with one server, the next step its message names, and how other words say it. */
+class ServerError extends Error {
 	readonly server: string;
 	readonly hint?: Hint;
 	readonly worded?: Worded;
@@ -38,6 +37,16 @@ export class SetupFailed extends Error {
 		this.hint = hint;
 		this.worded = worded;
 	}
+}
+
+/**
+ * A server's connection could not be set up; latched until `/mcp reconnect`. Not one class with
+ * `AuthRequired`, because callers do different things with each: a missing sign-in is not latched (the
+ * connection goes back to idle, so the call after the sign-in connects), the tool answers it with an
+ * `authorization_required` result and its link, and the shell exits with its own code (`EXIT.signIn`).
+ */
+export class SetupFailed extends ServerError {
+	override readonly name = "SetupFailed";
 }
 
 /**
@@ -52,40 +61,31 @@ export class SdkUnavailable extends Error {
 }
 
 /** Credentials are missing or unusable; the message says what to do. */
-export class AuthRequired extends Error {
+export class AuthRequired extends ServerError {
 	override readonly name = "AuthRequired";
-	readonly server: string;
-	readonly hint?: Hint;
-	readonly worded?: Worded;
-	constructor(server: string, message: string, hint?: Hint, worded?: Worded) {
-		super(message);
-		this.server = server;
-		this.hint = hint;
-		this.worded = worded;
-	}
 }
 
 export type CallFailure = "cancelled" | "timeout" | "closed" | "shutdown" | "refused" | "error";
 
 /** A request to a server failed (timeout, cancel, closed connection, refusal, protocol error). */
-export class CallFailed extends Error {
+export class CallFailed extends ServerError {
 	override readonly name = "CallFailed";
-	readonly server: string;
 	readonly reason: CallFailure;
-	readonly hint?: Hint;
-	readonly worded?: Worded;
 	constructor(server: string, message: string, reason: CallFailure, hint?: Hint, worded?: Worded) {
-		super(message);
-		this.server = server;
+		super(server, message, hint, worded);
 		this.reason = reason;
-		this.hint = hint;
-		this.worded = worded;
 	}
 }
 
 /** How an error's message is made with a front end's words, where it names a next step. */
 export function wordedOf(error: unknown): Worded | undefined {
-	return error instanceof SetupFailed || error instanceof AuthRequired || error instanceof CallFailed ? error.worded : undefined;
+	return error instanceof ServerError ? error.worded : undefined;
+}
+
+/** A system error's code (`ENOENT`, `EPERM`…), or undefined when the thrown value has none. */
+export function errorCode(error: unknown): string | undefined {
+	const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+	return typeof code === "string" ? code : undefined;
 }
 
 /** The message of an error, or the thrown value as text. */

@@ -18,7 +18,7 @@ import { type McpDetails, renderCall, renderResult } from "./render.ts";
 import type { ConfigSnapshot } from "./schema.ts";
 import { SessionOwner } from "./session.ts";
 import { DESCRIPTION, PROMPT_SNIPPET, parameters } from "./tool/definition.ts";
-import { withEarlyStart } from "./tool/early.ts";
+import { withEarlyStart } from "./tool/early/listen.ts";
 
 export { VERSION } from "./session.ts";
 
@@ -164,12 +164,16 @@ function changeServers(host: Host, servers: readonly ExtensionServer[], ctx: Ext
 
 export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): void {
 	const host = new Host(pi, options);
-	const calls = withEarlyStart(pi, {
-		entries: () => host.session?.config().servers ?? [],
-		runtime: () => host.session?.runtime(),
-		preload: () => void loadExecute().then((execute) => execute.preloadTool()),
-		open: () => host.open(),
-	});
+	const calls = withEarlyStart(
+		pi,
+		{
+			entries: () => host.session?.config().servers ?? [],
+			runtime: () => host.session?.runtime(),
+			preload: () => void loadExecute().then((execute) => execute.preloadTool()),
+			open: () => host.open(),
+		},
+		{ name: "mcp", description: DESCRIPTION, parameters },
+	);
 	pi.registerTool<typeof parameters, McpDetails>({
 		name: "mcp",
 		label: "MCP",

@@ -105,10 +105,15 @@ export function cutHead(
 		return { text: pieces.join(""), truncated: false, shownBytes: totalBytes, shownLines: totalLines, totalBytes, totalLines };
 	}
 	const kept: string[] = [];
-	const room = new Room(maxBytes, maxLines);
+	// What is left of the limits as the head is taken, piece by piece.
+	let bytes = maxBytes;
+	let lines = maxLines;
 	for (const piece of pieces) {
-		if (!room.open) break;
-		const head = room.take(piece);
+		if (bytes <= 0 || lines <= 0) break;
+		const lineEnd = nthNewline(piece, lines);
+		const head = headBytes(lineEnd === -1 ? piece : piece.slice(0, lineEnd + 1), bytes);
+		bytes -= Buffer.byteLength(head);
+		lines -= countNewlines(head);
 		kept.push(head);
 		if (head.length < piece.length) break;
 	}
@@ -125,60 +130,12 @@ export function cutHead(
 	};
 }
 
-/** What is left of the byte and line limits while `cutHead` takes the head, piece by piece. */
-class Room {
-	#bytes: number;
-	#lines: number;
-
-	constructor(bytes: number, lines: number) {
-		this.#bytes = bytes;
-		this.#lines = lines;
-	}
-
-	get open(): boolean {
-		return this.#bytes > 0 && this.#lines > 0;
-	}
-
-	/** The head of `piece` that fits, counted against what is left. */
-	take(piece: string): string {
-		const lineEnd = nthNewline(piece, this.#lines);
-		const byLines = lineEnd === -1 ? piece : piece.slice(0, lineEnd + 1);
-		const head = headBytes(byLines, this.#bytes);
-		this.#bytes -= Buffer.byteLength(head);
-		this.#lines -= countNewlines(head);
-		return head;
-	}
+/** How many newlines a text holds (`indexOf`: no allocation, where a `match` builds one slot per line). */
+function countNewlines(text: string): number {
+	let count = 0;
+	for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count += 1;
+	return count;
 }
-
-/** The newlines of a text, one after another (`indexOf`: no allocation, where a `match` builds one slot per line). */
-class Newlines {
-	readonly #text: string;
-	#at = -1;
-	#seen = 0;
-
-	constructor(text: string) {
-		this.#text = text;
-	}
-
-	/** Moves to the `n`-th newline (1-based): its index, or -1 when there are fewer. */
-	nth(n: number): number {
-		while (this.#seen < n) {
-			const next = this.#text.indexOf("\n", this.#at + 1);
-			if (next === -1) return -1;
-			this.#at = next;
-			this.#seen += 1;
-		}
-		return this.#at;
-	}
-
-	/** Moves past the last newline: how many there are. */
-	count(): number {
-		this.nth(Number.POSITIVE_INFINITY);
-		return this.#seen;
-	}
-}
-
-const countNewlines = (text: string): number => new Newlines(text).count();
 
 /** Bytes and newlines of a piece already encoded (`encodeClean`), so that they are not counted again. */
 export type Counted = Readonly<{ bytes: Uint8Array; newlines: number }>;
@@ -199,7 +156,14 @@ export function pieceTotals(
 }
 
 /** Index of the n-th newline (1-based), or -1. */
-const nthNewline = (text: string, n: number): number => new Newlines(text).nth(n);
+function nthNewline(text: string, n: number): number {
+	let at = -1;
+	for (let seen = 0; seen < n; seen += 1) {
+		at = text.indexOf("\n", at + 1);
+		if (at === -1) return -1;
+	}
+	return at;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Large texts encoded once

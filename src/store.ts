@@ -9,6 +9,8 @@ import { constants, type Stats } from "node:fs";
 import { chmod, link, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { once, sleep } from "./async.ts";
+import { errorCode } from "./errors.ts";
+import { parseJson } from "./json.ts";
 import { exited, processStat } from "./proc.ts";
 import { isObject } from "./schema.ts";
 
@@ -101,8 +103,6 @@ function locksOfProcess(): Set<string> {
 
 const heldHere = locksOfProcess();
 
-const errorCode = (error: unknown) => (error as { code?: unknown }).code;
-
 /** Creates `dir` (and parents) and makes sure it is a private directory of this user (0700). */
 export async function ensurePrivateDir(dir: string): Promise<void> {
 	await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -169,13 +169,7 @@ export async function readLockOwner(path: string): Promise<LockOwner | undefined
 			}
 		})
 		.catch(() => undefined);
-	const value = ((): unknown => {
-		try {
-			return text === undefined ? undefined : JSON.parse(text);
-		} catch {
-			return undefined;
-		}
-	})();
+	const value = text === undefined ? undefined : parseJson(text);
 	if (!isObject(value)) return undefined;
 	const { pid, host, createdAt, nonce, bootId, startTime } = value;
 	if (!Number.isSafeInteger(pid) || (pid as number) <= 0) return undefined;

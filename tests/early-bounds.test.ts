@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { Runtime, Session } from "../src/contracts.ts";
 import type { ServerEntry } from "../src/schema.ts";
+import { DESCRIPTION, parameters } from "../src/tool/definition.ts";
 import { EarlyStart } from "../src/tool/early/start.ts";
 import { makeSandbox, runPiJson, type Step, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER, startedPids } from "./helpers/servers.ts";
@@ -217,6 +218,7 @@ describe("two calls streaming at once (alternating updates)", () => {
 		const early = new EarlyStart(
 			{ entries: () => session.config.servers, runtime: () => runtime, preload: () => undefined, open: async () => session },
 			() => true,
+			{ name: "mcp", description: DESCRIPTION, parameters },
 		);
 		const update = (id: string, type: string, args: Record<string, unknown>, delta = "") =>
 			early.update({

@@ -16,7 +16,7 @@ import { runAction } from "../src/catalog/actions.ts";
 import type { Runtime, Session } from "../src/contracts.ts";
 import { outputChecks } from "../src/runtime/validate.ts";
 import { indexOf } from "../src/search/rank.ts";
-import { parameters } from "../src/tool/definition.ts";
+import { DESCRIPTION, parameters } from "../src/tool/definition.ts";
 import { EarlyStart } from "../src/tool/early/start.ts";
 import {
 	type ArgumentCheck,
@@ -104,13 +104,16 @@ describe("the early steps of a streamed call, each once per call", () => {
 	});
 });
 
+/** The `mcp` tool as `index.ts` registers it and hands it to the early start: the same schema object. */
+const MCP_TOOL = { name: "mcp", description: DESCRIPTION, parameters };
+
 describe("Pi's argument check, compiled while the call streams", () => {
 	test("checks a valid call against the very schema object the tool registers (pi-ai caches per object)", () => {
 		const seen: Parameters<ArgumentCheck>[] = [];
 		assert.equal(
 			compileArgumentCheck((tool, call) => {
 				seen.push([tool, call]);
-			}),
+			}, MCP_TOOL),
 			true,
 		);
 		assert.equal(seen.length, 1);
@@ -123,12 +126,12 @@ describe("Pi's argument check, compiled while the call streams", () => {
 	});
 
 	test("with pi-ai's validateToolArguments it runs; a missing or throwing check only loses the head start", () => {
-		assert.equal(compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck), true);
-		assert.equal(compileArgumentCheck(undefined), false);
+		assert.equal(compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck, MCP_TOOL), true);
+		assert.equal(compileArgumentCheck(undefined, MCP_TOOL), false);
 		assert.equal(
 			compileArgumentCheck(() => {
 				throw new Error("no such tool");
-			}),
+			}, MCP_TOOL),
 			false,
 		);
 	});
@@ -152,6 +155,7 @@ function writer(session: Session) {
 			open: async () => session,
 		},
 		() => true,
+		MCP_TOOL,
 	);
 	const block = (id: string, args: Record<string, unknown>) => ({ type: "toolCall", id, name: "mcp", arguments: args });
 	const update = (assistantMessageEvent: Record<string, unknown>) =>

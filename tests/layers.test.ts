@@ -1,8 +1,9 @@
 /**
- * The shape of src/ (#16): each room (a seed module with the folder of the same name beside it, or a
- * folder of its own, or a shared file) sits on one of five declared floors and imports only rooms on its
- * own floor or below (imports counted: type-only, lazy `import()` and re-exports included); no cycle
- * between rooms or between files; no file passes 400 lines, no function ~100 (`installMcp` 60).
+ * The shape of src/ (#16, #46): each room (a seed module with the folder of the same name beside it, or a
+ * folder of its own, or a shared file; a subfolder is a room of its own: `tool/early/`)
+ * sits on one of five declared floors and imports only rooms on its own floor or below (imports counted:
+ * type-only, lazy `import()` and re-exports included); no cycle between rooms or between files; no chain
+ * of rooms taller than five; no file passes 400 lines, no function ~100 (`installMcp` 60).
  */
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -18,11 +19,13 @@ const MAX_INSTALL_LINES = 60;
 
 /**
  * The rooms of src/ by floor (0 is the ground): a room may import only rooms on its floor or below.
- * `auth` is `auth.ts` with `auth/`, and so on; the shared helpers are rooms of one file each.
+ * `auth` is `auth.ts` with `auth/`, `tool/early` the folder `tool/early/`, and so on; the
+ * shared helpers are rooms of one file each.
  */
 const FLOORS: Readonly<Record<string, number>> = {
 	async: 0,
 	errors: 0,
+	json: 0,
 	output: 0,
 	proc: 0,
 	schema: 0,
@@ -37,6 +40,7 @@ const FLOORS: Readonly<Record<string, number>> = {
 	catalog: 3,
 	runtime: 3,
 	tool: 3,
+	"tool/early": 3,
 	cli: 4,
 	index: 4,
 	manager: 4,
@@ -63,8 +67,17 @@ function graph(): ReadonlyMap<string, readonly string[]> {
 	return new Map(files.map((file) => [file, importsOf(readFileSync(join(SRC, file), "utf8"), file, known)]));
 }
 
-/** The room a file of src/ belongs to: its first path segment without the ending. */
-const roomOf = (file: string) => (file.split("/")[0] ?? "").replace(/(\.lazy)?\.ts$/, "");
+/** The folders of src/ (`auth`, `tool/early`…): each is a room, with the file of the same name beside it. */
+const foldersOf = (files: readonly string[]): ReadonlySet<string> =>
+	new Set(files.map((file) => posix.dirname(file)).filter((folder) => folder !== "."));
+
+/** The room a file of src/ belongs to: the folder of its name (`auth.ts`), else its folder, else its name. */
+function roomOf(file: string, folders: ReadonlySet<string>): string {
+	const name = file.replace(/(\.lazy)?\.ts$/, "");
+	if (folders.has(name)) return name;
+	const folder = posix.dirname(file);
+	return folder === "." ? name : folder;
+}
 
 /** The longest chain from each file down (in files), or the cycle met on the way. */
 function floors(
@@ -108,7 +121,9 @@ test("src/ files import with no cycle", () => {
 
 test("each room imports only rooms on its own floor or below, and the rooms form no cycle", () => {
 	const edges = graph();
-	const rooms = new Set([...edges.keys()].map(roomOf));
+	const folders = foldersOf([...edges.keys()]);
+	const inRoom = (file: string) => roomOf(file, folders);
+	const rooms = new Set([...edges.keys()].map(inRoom));
 	assert.deepEqual(
 		[...rooms].filter((room) => FLOORS[room] === undefined),
 		[],
@@ -118,7 +133,7 @@ test("each room imports only rooms on its own floor or below, and the rooms form
 	const roomEdges = new Map<string, Set<string>>();
 	for (const [file, imports] of edges) {
 		for (const target of imports) {
-			const [from, to] = [roomOf(file), roomOf(target)];
+			const [from, to] = [inRoom(file), inRoom(target)];
 			if (from === to) continue;
 			if ((FLOORS[to] ?? 0) > (FLOORS[from] ?? 0)) upward.push(`${file} → ${target}`);
 			roomEdges.set(from, new Set([...(roomEdges.get(from) ?? []), to]));
@@ -135,10 +150,13 @@ test("each room imports only rooms on its own floor or below, and the rooms form
 /** The three faces word what the core (`catalog`) computes; none imports another. */
 const FACES = ["tool", "manager", "cli"];
 
+/** The top-level room a file belongs to (`tool/early/start.ts` is in `tool`): a face with its subfolders. */
+const faceOf = (file: string) => (file.split("/")[0] ?? "").replace(/(\.lazy)?\.ts$/, "");
+
 test("the faces (the model's tool, the manager, the shell) import nothing from one another", () => {
 	const crossing = [...graph()].flatMap(([file, imports]) =>
 		imports
-			.filter((target) => FACES.includes(roomOf(file)) && FACES.includes(roomOf(target)) && roomOf(file) !== roomOf(target))
+			.filter((target) => FACES.includes(faceOf(file)) && FACES.includes(faceOf(target)) && faceOf(file) !== faceOf(target))
 			.map((target) => `${file} → ${target}`),
 	);
 	assert.deepEqual(crossing, [], "imports from one face into another");
@@ -154,8 +172,13 @@ test("the floor count sees type-only, lazy and re-exported imports, in folders (
 		'import { x } from "node:fs";',
 	].join("\n");
 	assert.deepEqual([...importsOf(text, "b/self.ts", files)].sort(), ["a.ts", "b/x.ts", "c.ts", "d/y.ts"]);
-	assert.equal(roomOf("auth/record.ts"), "auth");
-	assert.equal(roomOf("sdk.lazy.ts"), "sdk");
+	const folders = foldersOf(["auth.ts", "auth/record.ts", "sdk.lazy.ts", "tool/x.ts", "tool/early.ts", "tool/early/start.ts"]);
+	assert.equal(roomOf("auth/record.ts", folders), "auth");
+	assert.equal(roomOf("auth.ts", folders), "auth");
+	assert.equal(roomOf("sdk.lazy.ts", folders), "sdk");
+	assert.equal(roomOf("tool/x.ts", folders), "tool");
+	assert.equal(roomOf("tool/early.ts", folders), "tool/early");
+	assert.equal(roomOf("tool/early/start.ts", folders), "tool/early");
 	const cyclic = floors(
 		new Map([
 			["a.ts", ["b.ts"]],

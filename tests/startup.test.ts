@@ -60,13 +60,14 @@ test("registration and session_start load only index, session, the early start, 
 		"config/secrets.ts",
 		"config/values.ts",
 		"index.ts",
+		"json.ts",
 		"output/text.ts",
 		"render.ts",
 		"schema.ts",
 		"schema/keys.ts",
 		"session.ts",
 		"tool/definition.ts",
-		"tool/early.ts",
+		"tool/early/listen.ts",
 	]);
 	assert.deepEqual(phase("-- registered", "-- session started"), []);
 	const status = lines.find((line) => line.startsWith("-- status:"));

@@ -5,6 +5,7 @@
  * Every failure becomes `KeyringUnavailable`; there is no plaintext fallback. What is stored (the
  * credential record, its account and format) is record.ts's concern; this module keeps strings.
  */
+import { once } from "../async.ts";
 
 /** The keyring service (namespace) every pi-mcp record is filed under. */
 export const KEYRING_SERVICE = "app.prjct.pi-mcp";
@@ -43,23 +44,10 @@ type KeyringModule = typeof import("@napi-rs/keyring");
  * Loaded on first use only: registering the extension must not load native code. Node's ESM loader
  * caches the module, but Pi loads extensions through jiti with `moduleCache: false`, where every
  * `import()` resolves and wraps the module again (about 2 ms each, measured; the native code itself
- * loads once): hence this memo of one module for the process, kept here because this module imports
- * nothing of `src/`. A failed load is forgotten, so that the next call tries again.
+ * loads once): hence a memo of one module for the process. A failed load is forgotten (`once`), so
+ * that the next call tries again.
  */
-class KeyringLoader {
-	#loading?: Promise<KeyringModule>;
-
-	load(): Promise<KeyringModule> {
-		this.#loading ??= import("@napi-rs/keyring").catch((error: unknown) => {
-			this.#loading = undefined;
-			throw error;
-		});
-		return this.#loading;
-	}
-}
-
-const keyringLoader = new KeyringLoader();
-const loadKeyring = (): Promise<KeyringModule> => keyringLoader.load();
+const loadKeyring = once((): Promise<KeyringModule> => import("@napi-rs/keyring"));
 
 /** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
 const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };

@@ -18,6 +18,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import { awaitWith } from "../async.ts";
 import { AuthRequired, type Words } from "../errors.ts";
+import { parseJson } from "../json.ts";
 import type { Flow, LoginService } from "../login.ts";
 import { sanitize } from "../output/text.ts";
 import { type HttpServerConfig, isObject, type ServerConfig } from "../schema.ts";
@@ -90,13 +91,7 @@ export const recordVersion = (record: Pick<CredentialRecord, "dpop">): RecordVer
 /** Parses a stored record; anything unreadable or of another version counts as no record. */
 export function parseRecord(text: string | undefined): CredentialRecord | undefined {
 	if (text === undefined) return undefined;
-	const value = ((): unknown => {
-		try {
-			return JSON.parse(text);
-		} catch {
-			return undefined;
-		}
-	})();
+	const value = parseJson(text);
 	if (!isObject(value) || (value.version !== 1 && value.version !== 2) || typeof value.updatedAt !== "number") return undefined;
 	// A version-2 record whose key is unreadable holds tokens nobody can present: no record.
 	const dpop = value.version === 2 ? parseDpopKey(value.dpop) : undefined;

@@ -12,6 +12,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { configPaths, type LoadOptions, loadConfig, MAX_FILE_BYTES } from "../config.ts";
+import { parseJson } from "../json.ts";
 import { escapeName } from "../output/text.ts";
 import { type ConfigSnapshot, closeMatches, isObject, SERVER_NAME } from "../schema.ts";
 import { setAt } from "./members.ts";
@@ -73,15 +74,6 @@ export function pathOf(place: Place, scope: Scope): string {
 	return configPaths(place)[scope];
 }
 
-/** The parsed text, or undefined when it is not JSON. */
-function parsedJson(text: string): { value: unknown } | undefined {
-	try {
-		return { value: JSON.parse(text) as unknown };
-	} catch {
-		return undefined;
-	}
-}
-
 /** Reads a file for editing: missing is fine (created on write); anything Pi could not read is refused. */
 export async function readForEdit(place: Place, scope: Scope): Promise<FileText> {
 	const path = pathOf(place, scope);
@@ -99,10 +91,10 @@ export async function readForEdit(place: Place, scope: Scope): Promise<FileText>
 			deep.entry === undefined ? "a value" : `server "${escapeName(deep.entry)}"${deep.field ? ` field "${deep.field}"` : ""}`;
 		return refuse(`${where} nests deeper than ${MAX_DEPTH} levels`);
 	}
-	const parsed = parsedJson(body);
-	if (!parsed) return refuse(await jsonErrorMessage(body));
-	if (!isObject(parsed.value)) return refuse("the top level must be an object");
-	const servers = parsed.value.mcpServers ?? {};
+	const parsed = parseJson(body);
+	if (parsed === undefined) return refuse(await jsonErrorMessage(body));
+	if (!isObject(parsed)) return refuse("the top level must be an object");
+	const servers = parsed.mcpServers ?? {};
 	if (!isObject(servers)) return refuse('"mcpServers" must be an object');
 	return { path, target, scope, text, servers };
 }

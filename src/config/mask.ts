@@ -6,7 +6,7 @@
  * `${VAR}` reference, and every URL query value.
  */
 import { isObject } from "../schema.ts";
-import { isTokenSegment, secretArguments, urlSecrets } from "./secrets.ts";
+import { decode, isTokenSegment, secretArguments, urlSecrets } from "./secrets.ts";
 
 /** A value shown in place of one that may hold a secret. */
 export const MASK = "********";
@@ -18,14 +18,6 @@ const SECRET_PART =
 function isReference(value: string): boolean {
 	const literal = value.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "").trim();
 	return value.includes("${") && (literal === "" || /^(bearer|basic|token)$/i.test(literal));
-}
-
-function decode(text: string): string {
-	try {
-		return decodeURIComponent(text);
-	} catch {
-		return text;
-	}
 }
 
 /** A URL with its userinfo, every query value and each token-like path segment masked; as written when none. */

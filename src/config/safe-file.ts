@@ -16,22 +16,14 @@
  *   each edit re-reads the file under it.
  */
 import { randomBytes } from "node:crypto";
-import { constants, type Stats } from "node:fs";
+import { constants } from "node:fs";
 import { lstat, mkdir, open, readlink, realpath, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join, resolve, sep } from "node:path";
+import { notAFile } from "../config.ts";
+import { errorCode } from "../errors.ts";
 
 /** Why a file could not be read or written; the caller words it as an edit error. */
 export class FileRefused extends Error {}
-
-const errorCode = (error: unknown) => (error as { code?: unknown }).code;
-
-/** What a path is when it is not a regular file. */
-export function notAFile(info: Stats): string {
-	if (info.isDirectory()) return "is a directory, not a file";
-	if (info.isFIFO()) return "is a FIFO (named pipe), not a file";
-	if (info.isSocket()) return "is a socket, not a file";
-	return "is not a regular file";
-}
 
 /**
  * The file's text, or undefined when it does not exist. Refused (`FileRefused`) when it is not a

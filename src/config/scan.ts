@@ -98,37 +98,13 @@ const isClose = (char: string) => char === "}" || char === "]";
  */
 const TOKEN = /"[^"\\]*(?:\\[\s\S][^"\\]*)*"?|[{[][\s{[]*|[}\]][\s}\]]*|,/g;
 
-/** A classic index loop over a string, without `let`: where the walk is and what it counted. */
-class Walk {
-	#at: number;
-	#count = 0;
-
-	constructor(from: number) {
-		this.#at = from;
-	}
-
-	get at(): number {
-		return this.#at;
-	}
-
-	get count(): number {
-		return this.#count;
-	}
-
-	/** Moves on one character, counting it when `counts`. */
-	step(counts: boolean): void {
-		if (counts) this.#count += 1;
-		this.#at += 1;
-	}
-}
-
 const isSpace = (code: number) => code === 0x20 || code === 0x0a || code === 0x0d || code === 0x09;
 
 /** Brackets in a run from `from` (its characters other than whitespace); a loop: a regex replace is 100x slower. */
 function bracketCount(run: string, from = 0): number {
-	const walk = new Walk(from);
-	while (walk.at < run.length) walk.step(!isSpace(run.charCodeAt(walk.at)));
-	return walk.count;
+	let count = 0;
+	for (let at = from; at < run.length; at += 1) if (!isSpace(run.charCodeAt(at))) count += 1;
+	return count;
 }
 
 function keyOf(token: string): string {
@@ -140,31 +116,11 @@ function keyOf(token: string): string {
 	}
 }
 
-/** Line numbers of increasing offsets, counted once over the text. */
-class LineCounter {
-	readonly #text: string;
-	#offset = 0;
-	#line = 1;
-
-	constructor(text: string) {
-		this.#text = text;
-	}
-
-	lineAt(offset: number): number {
-		for (;;) {
-			const next = this.#text.indexOf("\n", this.#offset);
-			if (next === -1 || next >= offset) return this.#line;
-			this.#line += 1;
-			this.#offset = next + 1;
-		}
-	}
-}
-
 /** Newlines in `text` between `start` and `end`. */
 function newlines(text: string, start: number, end: number): number {
-	const walk = new Walk(start);
-	while (walk.at < end) walk.step(text.charCodeAt(walk.at) === 0x0a);
-	return walk.count;
+	let count = 0;
+	for (let at = start; at < end; at += 1) if (text.charCodeAt(at) === 0x0a) count += 1;
+	return count;
 }
 
 /**
@@ -192,91 +148,68 @@ function whereDeep(stack: readonly Frame[]): TooDeep {
 /** Where a run's brackets after the first `count` begin. */
 function after(run: string, count: number): number {
 	if (count === 0 || bracketCount(run) === run.length) return count;
-	const walk = new Walk(0);
-	while (walk.count < count) walk.step(isClose(run.charAt(walk.at)));
-	return walk.at;
-}
-
-/** The scan's state, one token at a time: the open frames, and what was found. */
-class Scanner {
-	readonly #stack: Frame[] = [];
-	readonly #lines: LineCounter;
-	readonly duplicates: Duplicate[] = [];
-	readonly tooDeep: TooDeep[] = [];
-	readonly spans: [number, number][] = [];
-	/** Containers open beyond `LIMIT` (counted, not tracked as frames). */
-	#beyond = 0;
-
-	constructor(text: string) {
-		this.#lines = new LineCounter(text);
-	}
-
-	token(token: string, offset: number): void {
-		const code = token.charCodeAt(0);
-		if (code === QUOTE) this.#key(token, offset);
-		else if (code === COMMA) {
-			if (this.#beyond === 0) this.#stack.at(-1)?.comma();
-		} else if (isOpen(token.charAt(0))) this.#opens(token, offset);
-		else this.#closes(token, offset);
-	}
-
-	/** An unclosed file: what is still open ends with the text (JSON.parse then reports where). */
-	end(length: number): void {
-		while (this.#stack.length > 0) this.#pop(length);
-	}
-
-	#push(code: number, start: number): void {
-		const path = this.#stack.at(-1)?.childPath() ?? [];
-		this.#stack.push(new Frame(code === 0x7b, path, start));
-	}
-
-	#pop(end: number): void {
-		const frame = this.#stack.pop();
-		if (!frame) return;
-		for (const [key, lines] of frame.keys) if (lines.length > 1) this.duplicates.push({ path: frame.path, key, lines });
-		if (frame.deep) this.spans.push([frame.start, end]);
-	}
-
-	/** A run of opening brackets: frames up to `LIMIT`, the rest counted and their field marked. */
-	#opens(run: string, offset: number): void {
-		const walk = new Walk(0);
-		while (walk.at < run.length && this.#beyond === 0 && this.#stack.length < LIMIT) {
-			const char = run.charAt(walk.at);
-			if (isOpen(char)) this.#push(char.charCodeAt(0), offset + walk.at);
-			walk.step(false);
-		}
-		const rest = bracketCount(run, walk.at);
-		if (rest === 0) return;
-		const target = this.#stack[FIELD_DEPTH - 1];
-		if (this.#beyond === 0 && target?.markDeep()) this.tooDeep.push(whereDeep(this.#stack));
-		this.#beyond += rest;
-	}
-
-	/** A run of closing brackets: the counted ones first, then frames. */
-	#closes(run: string, offset: number): void {
-		const counted = Math.min(this.#beyond, bracketCount(run));
-		this.#beyond -= counted;
-		const walk = new Walk(after(run, counted));
-		while (walk.at < run.length) {
-			if (isClose(run.charAt(walk.at))) this.#pop(offset + walk.at + 1);
-			walk.step(false);
-		}
-	}
-
-	#key(token: string, offset: number): void {
-		const top = this.#stack.at(-1);
-		if (this.#beyond > 0 || !top?.expectsKey) return;
-		top.named(keyOf(token), this.#lines.lineAt(offset));
-	}
+	let at = 0;
+	for (let seen = 0; seen < count; at += 1) if (isClose(run.charAt(at))) seen += 1;
+	return at;
 }
 
 /** Keys given twice and values nested too deep, in one pass; see the file comment. */
 export function scanJson(text: string): Scan {
-	const scanner = new Scanner(text);
-	for (const match of text.matchAll(TOKEN)) scanner.token(match[0], match.index);
-	scanner.end(text.length);
-	const spans = scanner.spans.sort((a, b) => a[0] - b[0]);
-	return { text: blank(text, spans), duplicates: scanner.duplicates, tooDeep: scanner.tooDeep };
+	const stack: Frame[] = [];
+	const duplicates: Duplicate[] = [];
+	const tooDeep: TooDeep[] = [];
+	const spans: [number, number][] = [];
+	/** Containers open beyond `LIMIT` (counted, not tracked as frames). */
+	let beyond = 0;
+	// Line numbers of increasing offsets, counted once over the text.
+	let line = 1;
+	let lineStart = 0;
+	const lineAt = (offset: number): number => {
+		for (let next = text.indexOf("\n", lineStart); next !== -1 && next < offset; next = text.indexOf("\n", lineStart)) {
+			line += 1;
+			lineStart = next + 1;
+		}
+		return line;
+	};
+	const pop = (end: number): void => {
+		const frame = stack.pop();
+		if (!frame) return;
+		for (const [key, lines] of frame.keys) if (lines.length > 1) duplicates.push({ path: frame.path, key, lines });
+		if (frame.deep) spans.push([frame.start, end]);
+	};
+	/** A run of opening brackets: frames up to `LIMIT`, the rest counted and their field marked. */
+	const opens = (run: string, offset: number): void => {
+		let at = 0;
+		for (; at < run.length && beyond === 0 && stack.length < LIMIT; at += 1) {
+			const char = run.charAt(at);
+			if (isOpen(char)) stack.push(new Frame(char === "{", stack.at(-1)?.childPath() ?? [], offset + at));
+		}
+		const rest = bracketCount(run, at);
+		if (rest === 0) return;
+		if (beyond === 0 && stack[FIELD_DEPTH - 1]?.markDeep()) tooDeep.push(whereDeep(stack));
+		beyond += rest;
+	};
+	/** A run of closing brackets: the counted ones first, then frames. */
+	const closes = (run: string, offset: number): void => {
+		const counted = Math.min(beyond, bracketCount(run));
+		beyond -= counted;
+		for (let at = after(run, counted); at < run.length; at += 1) if (isClose(run.charAt(at))) pop(offset + at + 1);
+	};
+	for (const match of text.matchAll(TOKEN)) {
+		const [token] = match;
+		const code = token.charCodeAt(0);
+		const top = stack.at(-1);
+		if (code === QUOTE) {
+			if (beyond === 0 && top?.expectsKey) top.named(keyOf(token), lineAt(match.index));
+		} else if (code === COMMA) {
+			if (beyond === 0) top?.comma();
+		} else if (isOpen(token.charAt(0))) opens(token, match.index);
+		else closes(token, match.index);
+	}
+	// An unclosed file: what is still open ends with the text (JSON.parse then reports where).
+	while (stack.length > 0) pop(text.length);
+	spans.sort((a, b) => a[0] - b[0]);
+	return { text: blank(text, spans), duplicates, tooDeep };
 }
 
 /** `lines 3 and 5`, `lines 2, 4 and 9`; past five uses, `lines 1, 2, 3, 4, … and 900 (1000 uses)`. */

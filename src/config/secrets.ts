@@ -79,7 +79,8 @@ export function isTokenSegment(segment: string): boolean {
 	return bits >= 3.5;
 }
 
-function decode(text: string): string {
+/** A URL part percent-decoded, or as written when it is not valid percent-encoding. */
+export function decode(text: string): string {
 	try {
 		return decodeURIComponent(text);
 	} catch {

@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { errorCode } from "../errors.ts";
 import {
 	DEFAULT_CALLBACK_PATH,
 	FLOW_TTL_MS,
@@ -94,7 +95,7 @@ function bindAddresses(url: URL): readonly string[] {
 }
 
 /** No IPv6 loopback on this machine (as opposed to a busy port). */
-const noAddress = (error: unknown) => ["EADDRNOTAVAIL", "EAFNOSUPPORT"].includes(String((error as { code?: unknown }).code));
+const noAddress = (error: unknown) => ["EADDRNOTAVAIL", "EAFNOSUPPORT"].includes(errorCode(error) ?? "");
 
 function bind(server: Server, port: number, address: string): Promise<number> {
 	return new Promise<number>((resolve, reject) => {
@@ -306,7 +307,7 @@ async function begin(s: Service, flow: LoginFlow): Promise<string> {
 	} catch (error) {
 		forget(s, flow.state);
 		if (s.listeners.get(key) === listener && flowsOn(s, key) === 0) s.listeners.delete(key);
-		const code = (error as NodeJS.ErrnoException).code;
+		const code = errorCode(error);
 		if (code === "EADDRINUSE" || code === "EACCES" || code === "EADDRNOTAVAIL") {
 			throw new Error(
 				`cannot listen on ${placeholder.origin} for the sign-in redirect (${code}); free that port or change "oauth.redirectUri"`,

@@ -23,48 +23,23 @@ const STRING_8 = new Set([0x90, 0x98, 0x9d, 0x9e, 0x9f]);
 
 const within = (code: number, low: number, high: number) => code >= low && code <= high;
 
-/** A position in a text that only moves forward: the cursor of one sequence's scan. */
-class Cursor {
-	readonly #text: string;
-	#at: number;
-
-	constructor(text: string, at: number) {
-		this.#text = text;
-		this.#at = at;
-	}
-
-	get at(): number {
-		return this.#at;
-	}
-
-	/** The code unit at `offset` from here (NaN past the end). */
-	code(offset = 0): number {
-		return this.#text.charCodeAt(this.#at + offset);
-	}
-
-	move(by: number): this {
-		this.#at += by;
-		return this;
-	}
-
-	/** Moves past a run of code units from `low` to `high`. */
-	skip(low: number, high: number): this {
-		while (within(this.code(), low, high)) this.#at += 1;
-		return this;
-	}
-
-	/** Past the final byte from `low` to `high` when there is one, else here. */
-	endAfter(low: number, high: number): number {
-		return within(this.code(), low, high) ? this.#at + 1 : this.#at;
-	}
+/** Past a run of code units from `low` to `high` starting at `at`. */
+function skip(text: string, at: number, low: number, high: number): number {
+	let end = at;
+	while (within(text.charCodeAt(end), low, high)) end += 1;
+	return end;
 }
+
+/** Past the final byte at `at` when it is from `low` to `high`, else `at`. */
+const endAfter = (text: string, at: number, low: number, high: number): number =>
+	within(text.charCodeAt(at), low, high) ? at + 1 : at;
 
 /** After a CSI opener: parameters, intermediates, and the final byte when there is one. */
 const csiEnd = (text: string, from: number): number =>
-	new Cursor(text, from).skip(0x30, 0x3f).skip(0x20, 0x2f).endAfter(0x40, 0x7e);
+	endAfter(text, skip(text, skip(text, from, 0x30, 0x3f), 0x20, 0x2f), 0x40, 0x7e);
 
 /** After a lone ESC: intermediates and the final byte when there is one (charset selection, RIS...). */
-const escEnd = (text: string, from: number): number => new Cursor(text, from).skip(0x20, 0x2f).endAfter(0x30, 0x7e);
+const escEnd = (text: string, from: number): number => endAfter(text, skip(text, from, 0x20, 0x2f), 0x30, 0x7e);
 
 /**
  * The body of a string sequence from `from`: `end` when it ends (after BEL, ST or ESC \, or, for a
@@ -74,65 +49,39 @@ const escEnd = (text: string, from: number): number => new Cursor(text, from).sk
  * rest of its line.
  */
 function stringBody(text: string, from: number, sevenBit: boolean): Readonly<{ end: number } | { stop: number }> {
-	const at = new Cursor(text, from);
+	let at = from;
 	for (;;) {
-		if (at.at >= text.length) return sevenBit ? { end: text.length } : { stop: at.at };
-		const code = at.code();
-		if (code === LF) return sevenBit ? { end: at.at } : { stop: at.at };
-		if (code === BEL || code === ST) return { end: at.at + 1 };
+		if (at >= text.length) return sevenBit ? { end: text.length } : { stop: at };
+		const code = text.charCodeAt(at);
+		if (code === LF) return sevenBit ? { end: at } : { stop: at };
+		if (code === BEL || code === ST) return { end: at + 1 };
 		if (code === ESC) {
-			const next = at.code(1);
-			if (next === BACKSLASH) return { end: at.at + 2 };
-			if (!sevenBit || next !== ESC) return { stop: at.at };
-			at.move(2);
+			const next = text.charCodeAt(at + 1);
+			if (next === BACKSLASH) return { end: at + 2 };
+			if (!sevenBit || next !== ESC) return { stop: at };
+			at += 2;
 		} else if (within(code, 0x80, 0x9f)) {
-			return { stop: at.at };
+			return { stop: at };
 		} else {
-			at.move(1);
+			at += 1;
 		}
 	}
 }
 
-/** One `stripTerminal` pass: where the kept text resumes, and where the last cut-short 7-bit string stopped. */
-class Stripping {
-	readonly #text: string;
-	#from = 0;
-	#plain = 0;
-
-	constructor(text: string) {
-		this.#text = text;
-	}
-
-	/**
-	 * The text without its control sequences. Kept text in runs joined every few thousand pieces: a
-	 * result full of colour codes would otherwise hold millions of small slices at once.
-	 */
-	kept(): string {
-		const text = this.#text;
-		const runs: string[] = [];
-		const pieces: string[] = [];
-		const finder = new RegExp(CONTROL);
-		for (;;) {
-			finder.lastIndex = this.#from;
-			const found = finder.exec(text);
-			if (!found) break;
-			if (found.index > this.#from) pieces.push(text.slice(this.#from, found.index));
-			if (pieces.length >= 4096) runs.push(pieces.splice(0).join(""));
-			this.#from = this.#sequenceEnd(found.index);
-		}
-		pieces.push(text.slice(this.#from));
-		runs.push(pieces.join(""));
-		return runs.join("");
-	}
-
-	/**
-	 * End of the control sequence at `start`. `#plain` is where the last 7-bit string that was cut
-	 * short stopped: an opener inside that body would be cut at the same place (it starts aligned with
-	 * the body's ESC pairs), so it is removed as a two-byte escape without scanning the body again. That
-	 * keeps the whole scan linear, however many openers a line holds.
-	 */
-	#sequenceEnd(start: number): number {
-		const text = this.#text;
+/**
+ * The text without its control sequences. Kept text in runs joined every few thousand pieces: a
+ * result full of colour codes would otherwise hold millions of small slices at once.
+ */
+function withoutSequences(text: string): string {
+	const runs: string[] = [];
+	const pieces: string[] = [];
+	const finder = new RegExp(CONTROL);
+	// Where the last 7-bit string that was cut short stopped: an opener inside that body would be cut at
+	// the same place (it starts aligned with the body's ESC pairs), so it is removed as a two-byte escape
+	// without scanning the body again. That keeps the whole scan linear, however many openers a line holds.
+	let plain = 0;
+	/** End of the control sequence at `start`. */
+	const sequenceEnd = (start: number): number => {
 		const code = text.charCodeAt(start);
 		if (code === 0x9b) return csiEnd(text, start + 1);
 		if (STRING_8.has(code)) {
@@ -143,15 +92,27 @@ class Stripping {
 		if (code !== ESC) return start + 1;
 		const next = text.charCodeAt(start + 1);
 		if (next === 0x5b) return csiEnd(text, start + 2);
-		if (STRING_7.has(next) && start >= this.#plain) {
+		if (STRING_7.has(next) && start >= plain) {
 			const body = stringBody(text, start + 2, true);
 			if ("end" in body) return body.end;
 			// Cut short by another escape: only the opener goes; the body stays as inert text.
-			this.#plain = body.stop;
+			plain = body.stop;
 			return start + 2;
 		}
 		return escEnd(text, start + 1);
+	};
+	let from = 0;
+	for (;;) {
+		finder.lastIndex = from;
+		const found = finder.exec(text);
+		if (!found) break;
+		if (found.index > from) pieces.push(text.slice(from, found.index));
+		if (pieces.length >= 4096) runs.push(pieces.splice(0).join(""));
+		from = sequenceEnd(found.index);
 	}
+	pieces.push(text.slice(from));
+	runs.push(pieces.join(""));
+	return runs.join("");
 }
 
 /**
@@ -166,7 +127,7 @@ export function stripTerminal(text: string): string {
 	if (!NEEDS_STRIPPING.test(text)) return text;
 	// No separate `\r\n` pass: a CR is a control removed on its own (also inside a string body, which
 	// the line end after it closes all the same).
-	return new Stripping(text).kept();
+	return withoutSequences(text);
 }
 
 /**

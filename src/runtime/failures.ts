@@ -4,7 +4,7 @@
  * errors are recognised by the SDK's own idiom (`instanceof SdkError` and its codes), with the
  * loaded SDK passed in by the caller (this file never loads it).
  */
-import { AuthRequired, CallFailed, errorText, SetupFailed, type Words } from "../errors.ts";
+import { AuthRequired, CallFailed, errorCode, errorText, SetupFailed, type Words } from "../errors.ts";
 import { cutLine, escapeName, isTelling } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
@@ -62,7 +62,7 @@ function spawnFailure(
 	tail: string | undefined,
 ): string | undefined {
 	const command = `command "${config.command}"`;
-	const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+	const code = errorCode(cause);
 	const execLine =
 		exit?.code === 126 || exit?.code === 127
 			? /(?:failed to execute |^(?:\S*\/)?env: ).*?: (.+)$/m.exec(tail ?? "")?.[1]
@@ -92,9 +92,9 @@ const causes = (error: unknown, max: number): readonly Error[] =>
 /** An HTTP server that could not be reached: fetch's "fetch failed" says neither where nor why. */
 function networkFailure(url: string, error: unknown): string | undefined {
 	const chain = causes(error, 6);
-	const code = chain.map((e) => (e as NodeJS.ErrnoException).code).find((c) => c !== undefined && c in NETWORK);
+	const code = chain.map(errorCode).find((c) => c !== undefined && c in NETWORK);
 	if (code !== undefined) return `${NETWORK[code]} ${url}`;
-	const tls = chain.find((e) => /CERT|TLS|SSL/.test(String((e as NodeJS.ErrnoException).code)));
+	const tls = chain.find((e) => /CERT|TLS|SSL/.test(errorCode(e) ?? ""));
 	if (tls) return `the TLS certificate of ${url} was not accepted (${errorText(tls)})`;
 	if (chain.some((e) => errorText(e) === "fetch failed")) return `could not connect to ${url} (${errorText(chain.at(-1))})`;
 	return undefined;

@@ -5,9 +5,9 @@
  * the credential lock).
  */
 import { existsSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
 import { once, sleep } from "../async.ts";
-import { exited, processStat } from "../proc.ts";
+import { errorCode } from "../errors.ts";
+import { exited, markedPids, processStat } from "../proc.ts";
 
 /** Environment variable that marks every process of one stdio connection (probe sibling included). */
 export const OWNER_ENV = "PI_MCP_OWNER";
@@ -27,7 +27,7 @@ function signal(target: number, name: NodeJS.Signals | 0): boolean {
 		process.kill(target, name);
 		return true;
 	} catch (error) {
-		return name === 0 && (error as NodeJS.ErrnoException).code === "EPERM";
+		return name === 0 && errorCode(error) === "EPERM";
 	}
 }
 
@@ -52,26 +52,6 @@ async function killGroup(pgid: number | undefined): Promise<void> {
 	signal(-pgid, "SIGKILL");
 }
 
-/**
- * Processes that carry `OWNER_ENV=<owner>`: what is left of a connection after its group was killed
- * (the SDK's probe sibling lives in a group we never learn, and its children too). Linux only;
- * elsewhere the group kill is all we do.
- */
-async function ownedPids(owner: string): Promise<number[]> {
-	if (process.platform !== "linux") return [];
-	const needle = Buffer.from(`${OWNER_ENV}=${owner}\0`);
-	const entries = await readdir("/proc").catch(() => [] as string[]);
-	const found = await Promise.all(
-		entries
-			.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
-			.map(async (entry) => {
-				const environ = await readFile(`/proc/${entry}/environ`).catch(() => undefined);
-				return environ?.includes(needle) ? Number(entry) : undefined;
-			}),
-	);
-	return found.filter((pid): pid is number => pid !== undefined);
-}
-
 const running = (pid: number) => {
 	try {
 		process.kill(pid, 0);
@@ -85,7 +65,9 @@ const running = (pid: number) => {
 export async function killAll(pgid: number | undefined, owner: string | undefined): Promise<void> {
 	await killGroup(pgid);
 	if (owner === undefined) return;
-	const left = await ownedPids(owner);
+	// What is left of the connection after its group was killed: the SDK's probe sibling lives in a group
+	// we never learn, and its children too (Linux only; elsewhere the group kill is all we do).
+	const left = markedPids(OWNER_ENV, owner);
 	for (const pid of left) signal(pid, "SIGKILL");
 	// Return only once they are gone (a zombie waiting for its reaper counts as gone).
 	await gone(() => !left.some(running), 20, 25);

@@ -62,62 +62,45 @@ export type SearchIndex<T extends SearchTool> = Readonly<{
 	serverWords: ReadonlyMap<string, readonly string[]>;
 }>;
 
-/** What is left to read of one tool's parameters: `LIMITS.params` names and `LIMITS.paramChars` characters. */
-class ParamBudget {
-	#params: number;
-	#chars: number;
-
-	constructor(params: number, chars: number) {
-		this.#params = params;
-		this.#chars = chars;
-	}
-
-	get spent(): boolean {
-		return this.#chars <= 0;
-	}
-
-	/** Counts one more parameter; false once there is no room for it. */
-	param(): boolean {
-		if (this.#params <= 0 || this.#chars <= 0) return false;
-		this.#params -= 1;
-		return true;
-	}
-
+/** Parameter names and descriptions, depth first, within `params` names and `chars` characters. */
+function schemaWords(schema: unknown, params: number, chars: number): string[] {
+	const out: string[] = [];
+	let paramsLeft = params;
+	let charsLeft = chars;
 	/** The part of `text` that still fits, counted. */
-	take(text: string): string {
-		const kept = text.slice(0, this.#chars);
-		this.#chars -= Math.min(text.length, this.#chars);
+	const take = (text: string): string => {
+		const kept = text.slice(0, charsLeft);
+		charsLeft -= Math.min(text.length, charsLeft);
 		return kept;
-	}
-}
-
-/** Parameter names and descriptions, depth first, within the budget. */
-function schemaWords(schema: unknown, depth: number, out: string[], left: ParamBudget): void {
-	if (depth > 3 || typeof schema !== "object" || schema === null || left.spent) return;
-	const node = schema as Record<string, unknown>;
-	if (typeof node.description === "string" && depth > 0) out.push(left.take(node.description));
-	if (typeof node.properties === "object" && node.properties !== null) {
-		// for…in: no array of every key of a huge object is made; stops at the budget.
-		for (const name in node.properties) {
-			if (!left.param()) return;
-			out.push(left.take(name));
-			schemaWords((node.properties as Record<string, unknown>)[name], depth + 1, out, left);
+	};
+	const visit = (schema: unknown, depth: number): void => {
+		if (depth > 3 || typeof schema !== "object" || schema === null || charsLeft <= 0) return;
+		const node = schema as Record<string, unknown>;
+		if (typeof node.description === "string" && depth > 0) out.push(take(node.description));
+		if (typeof node.properties === "object" && node.properties !== null) {
+			// for…in: no array of every key of a huge object is made; stops at the budget.
+			for (const name in node.properties) {
+				if (paramsLeft <= 0 || charsLeft <= 0) return;
+				paramsLeft -= 1;
+				out.push(take(name));
+				visit((node.properties as Record<string, unknown>)[name], depth + 1);
+			}
 		}
-	}
-	schemaWords(node.items, depth + 1, out, left);
-	for (const key of ["anyOf", "oneOf", "allOf"]) {
-		const variants = node[key];
-		if (Array.isArray(variants))
-			for (const variant of variants.slice(0, LIMITS.params)) schemaWords(variant, depth + 1, out, left);
-	}
+		visit(node.items, depth + 1);
+		for (const key of ["anyOf", "oneOf", "allOf"]) {
+			const variants = node[key];
+			if (Array.isArray(variants)) for (const variant of variants.slice(0, LIMITS.params)) visit(variant, depth + 1);
+		}
+	};
+	visit(schema, 0);
+	return out;
 }
 
 const text = (value: unknown, max: number): string => (typeof value === "string" ? value.slice(0, max) : "");
 
 /** The texts of each field, as read: every field within its cap (`share`: a tool's part of the text budget). */
 function fieldTexts(tool: SearchTool, server: string, share: number): Record<Field, readonly string[]> {
-	const params: string[] = [];
-	schemaWords(tool.inputSchema, 0, params, new ParamBudget(LIMITS.params, Math.min(share, LIMITS.paramChars)));
+	const params = schemaWords(tool.inputSchema, LIMITS.params, Math.min(share, LIMITS.paramChars));
 	return {
 		name: [text(tool.name, LIMITS.nameChars)],
 		title: [text(tool.title ?? tool.annotations?.title, LIMITS.nameChars)],
@@ -190,22 +173,16 @@ function termsOf(vocabulary: Vocabulary, text: string, tier: number): Int32Array
 /** One tool's distinct stems (numbers) and, for each, its count in each field (`FIELD_NAMES` order), with each field's length. */
 type Counted = Readonly<{ terms: Int32Array; counts: Float32Array; lengths: readonly number[]; name: Int32Array; lead: number }>;
 
-/** Per-stem counts of the tool being read, cleared after it through the stems it touched; grown as the vocabulary grows. */
-class Scratch {
-	#counts = new Float32Array(0);
+/**
+ * The grid of per-stem counts for the tool being read (cleared after it through the stems it touched),
+ * reused from tool to tool and grown as the vocabulary grows.
+ */
+const gridFor = (grid: Float32Array, stems: number): Float32Array =>
+	grid.length < (stems + 4096) * WIDTH ? new Float32Array(Math.min(LIMITS.vocabulary, 2 * stems + 8192) * WIDTH) : grid;
 
-	grid(stems: number): Float32Array {
-		if (this.#counts.length < (stems + 4096) * WIDTH) {
-			this.#counts = new Float32Array(Math.min(LIMITS.vocabulary, 2 * stems + 8192) * WIDTH);
-		}
-		return this.#counts;
-	}
-}
-
-function count(vocabulary: Vocabulary, scratch: Scratch, tool: SearchTool, server: string, share: number): Counted {
+function count(vocabulary: Vocabulary, grid: Float32Array, tool: SearchTool, server: string, share: number): Counted {
 	const texts = fieldTexts(tool, server, share);
 	const touched: number[] = [];
-	const grid = scratch.grid(vocabulary.stems.length);
 	const read = FIELD_NAMES.map((field, i) => texts[field].map((text) => termsOf(vocabulary, text, i < 2 ? 0 : 1)));
 	const lengths = read.map((field, i) =>
 		field.reduce((length, terms) => {
@@ -252,11 +229,12 @@ function* building<T extends SearchTool>(sources: readonly Source<T>[]): Generat
 		texts: new Map(),
 		tokens: new Map(),
 	};
-	const scratch = new Scratch();
+	let grid: Float32Array = new Float32Array(0);
 	const counted: Counted[] = [];
 	const share = Math.max(LIMITS.minShare, Math.floor(LIMITS.textBudget / (docs.length || 1)));
 	for (const doc of docs) {
-		counted.push(count(vocabulary, scratch, doc.tool, doc.server, share));
+		grid = gridFor(grid, vocabulary.stems.length);
+		counted.push(count(vocabulary, grid, doc.tool, doc.server, share));
 		yield;
 	}
 	const average = FIELD_NAMES.map(

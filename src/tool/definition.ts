@@ -1,7 +1,7 @@
 /**
  * The `mcp` tool as the model sees it: its actions, parameters, description and prompt line. Kept apart
  * from `catalog/actions.ts` so that registering the tool loads only this small module; what the actions do (and
- * the runtime behind them) loads on first use. How a call still being written is read is `early.ts`.
+ * the runtime behind them) loads on first use. How a call still being written is read is `early/listen.ts`'s.
  */
 import { type Static, Type } from "typebox";
 import { ACTIONS, type Action, MAX_LIMIT } from "../catalog/requests.ts";

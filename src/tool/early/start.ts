@@ -19,7 +19,7 @@ import type { Action } from "../../catalog/requests.ts";
 import type { CallStart, Calls, Capability, RequestOptions, Runtime, Session } from "../../contracts.ts";
 import { CallFailed } from "../../errors.ts";
 import { isObject, type ServerEntry } from "../../schema.ts";
-import { compileArguments, loadJsonReader, StreamedCall } from "./stream.ts";
+import { compileArguments, loadJsonReader, StreamedCall, type ToolDefinition } from "./stream.ts";
 
 /** Calls written at once that keep a record; past it the oldest is ended. */
 const MAX_CALLS = 16;
@@ -105,9 +105,10 @@ export class EarlyStart {
 	readonly #active: () => boolean;
 	#parse?: (text: string) => unknown;
 
-	constructor(inner: Calls, active: () => boolean) {
+	constructor(inner: Calls, active: () => boolean, tool: ToolDefinition) {
 		this.#inner = inner;
 		this.#active = active;
+		compileArguments(tool).catch(() => undefined);
 		loadJsonReader().then(
 			(parse) => {
 				this.#parse = parse;
@@ -177,7 +178,6 @@ export class EarlyStart {
 	}
 
 	#begin(id: string): void {
-		compileArguments().catch(() => undefined);
 		if (!this.#active() || !this.#inner.entries().some(startable)) return;
 		if (this.#calls.size >= MAX_CALLS) this.ended([...this.#calls.keys()][0] ?? "");
 		this.#calls.set(id, new Written());

@@ -7,7 +7,6 @@
 import { once } from "../../async.ts";
 import { ACTIONS, type Action } from "../../catalog/requests.ts";
 import { isObject } from "../../schema.ts";
-import { DESCRIPTION, parameters } from "../definition.ts";
 
 /**
  * Whether the value of the member `name`, the last one written so far, is already complete: its closing
@@ -105,9 +104,15 @@ export function endedIn(raw: string, args: Readonly<Record<string, unknown>>, pa
 	};
 }
 
+/**
+ * The `mcp` tool as Pi registers it (`tool/definition.ts`), handed in by `index.ts`: the early start
+ * imports nothing of the tool's room, and its check compiles for the very schema object Pi uses.
+ */
+export type ToolDefinition = Readonly<{ name: string; description: string; parameters: object }>;
+
 /** pi-ai's `validateToolArguments`, as far as `compileArgumentCheck` uses it. */
 export type ArgumentCheck = (
-	tool: Readonly<{ name: string; description: string; parameters: typeof parameters }>,
+	tool: ToolDefinition,
 	call: Readonly<{ type: "toolCall"; id: string; name: string; arguments: Record<string, unknown> }>,
 ) => unknown;
 
@@ -117,13 +122,10 @@ export type ArgumentCheck = (
  * checking a `status` call against the same `parameters` object while the model writes moves that off the
  * wait. True when the check ran; a Pi without the function, or one that throws, only loses the head start.
  */
-export function compileArgumentCheck(check: ArgumentCheck | undefined): boolean {
+export function compileArgumentCheck(check: ArgumentCheck | undefined, tool: ToolDefinition): boolean {
 	if (typeof check !== "function") return false;
 	try {
-		check(
-			{ name: "mcp", description: DESCRIPTION, parameters },
-			{ type: "toolCall", id: "pi-mcp-argument-check", name: "mcp", arguments: { action: "status" } },
-		);
+		check(tool, { type: "toolCall", id: "pi-mcp-argument-check", name: "mcp", arguments: { action: "status" } });
 		return true;
 	} catch {
 		return false;
@@ -192,10 +194,9 @@ export class StreamedCall {
 /** pi-ai as Pi hands it to extensions (already in memory inside Pi), loaded when the model starts an `mcp` call. */
 const piAi = once(() => import("@earendil-works/pi-ai"));
 
-/** Pi's argument check for the `mcp` tool, compiled once per process (see `compileArgumentCheck`). */
-export const compileArguments = once(() =>
-	piAi().then(({ validateToolArguments }) => compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck)),
-);
+/** Pi's argument check for the `mcp` tool, compiled (see `compileArgumentCheck`); the early start runs it once. */
+export const compileArguments = (tool: ToolDefinition) =>
+	piAi().then(({ validateToolArguments }) => compileArgumentCheck(validateToolArguments as unknown as ArgumentCheck, tool));
 
 /**
  * pi-ai's streaming JSON parser (the one Pi's providers read partial arguments with), as a function of

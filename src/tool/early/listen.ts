@@ -1,13 +1,14 @@
 /**
  * The early start, registered in one line: `withEarlyStart(pi, calls)` listens to the model writing `mcp`
  * calls and hands back the same `Calls`, whose sessions give each call what was started for it. Its work
- * (`early/start.ts`) loads when the model begins its first `mcp` call, not with Pi (bench figure 1); what
+ * (`start.ts`) loads when the model begins its first `mcp` call, not with Pi (bench figure 1); what
  * happens meanwhile is replayed in order, and a call that runs before then simply gets no head start.
  * Without this file, `index.ts` would hand its `Calls` to the tool as they are.
  */
 import type { ExtensionAPI, MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
-import type { Calls } from "../contracts.ts";
-import type { EarlyStart } from "./early/start.ts";
+import type { Calls } from "../../contracts.ts";
+import type { EarlyStart } from "./start.ts";
+import type { ToolDefinition } from "./stream.ts";
 
 /** Whether a `message_update` is about a call of the `mcp` tool (its start, a delta or its end). */
 function mcpCall(event: MessageUpdateEvent): boolean {
@@ -53,13 +54,13 @@ class Pending {
 	}
 }
 
-export function withEarlyStart(pi: ExtensionAPI, calls: Calls): Calls {
+export function withEarlyStart(pi: ExtensionAPI, calls: Calls, tool: ToolDefinition): Calls {
 	// A host without an active-tool list (before Pi 1.6) has every registered tool active.
 	const active = () => typeof pi.getActiveTools !== "function" || pi.getActiveTools().includes("mcp");
 	const early = new Pending(async () => {
 		calls.preload(); // The SDK's load begins with the call, not after the early start's own.
-		const { EarlyStart } = await import("./early/start.ts");
-		return new EarlyStart(calls, active);
+		const { EarlyStart } = await import("./start.ts");
+		return new EarlyStart(calls, active, tool);
 	});
 	pi.on("message_update", (event) => {
 		early.load(event);
