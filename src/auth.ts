@@ -43,6 +43,7 @@ import {
 	signInScope,
 	translate,
 } from "./auth/signin.ts";
+import { secretStates, storeSecret, withStoredSecrets } from "./auth/stored.ts";
 import type { Auth, TransportAuth } from "./contracts.ts";
 import { AuthRequired, PI_WORDS, SetupFailed, type Words } from "./errors.ts";
 import { type LoginService, minutes } from "./login.ts";
@@ -275,8 +276,23 @@ async function stepUp(parts: Parts, config: ServerConfig, error: InsufficientSco
 	return link;
 }
 
-/** See `Auth.credentialState`. */
+/** See `Auth.credentialState`: the stored secrets the entry needs first ("needs secret NAME"), then its sign-in. */
 async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<string> {
+	const secrets = await secretStates(ctx.store, config, deadline(config)).catch(() => "keyring unavailable" as const);
+	const missing = secrets === "keyring unavailable" ? [] : secrets.filter((each) => each.state !== "stored");
+	const stored = secrets === "keyring unavailable" ? [] : secrets.filter((each) => each.state === "stored");
+	const words = [
+		secrets === "keyring unavailable" ? "keyring unavailable (stored secrets cannot be read)" : undefined,
+		...missing.map((each) => `needs secret ${each.name}${each.state === "other" ? " (stored for another command)" : ""}`),
+		stored.length > 0
+			? `secret${stored.length === 1 ? "" : "s"} ${stored.map((each) => each.name).join(", ")} stored`
+			: undefined,
+	].filter((word): word is string => word !== undefined);
+	if (words.length === 0) return authState(ctx, config);
+	return config.auth === undefined ? words.join("; ") : `${words.join("; ")}; ${await authState(ctx, config)}`;
+}
+
+async function authState(ctx: AuthContext, config: ServerConfig): Promise<string> {
 	const { env, store, now } = ctx;
 	const mode = kind(config);
 	if (mode === "none") return "no authentication";
@@ -370,6 +386,11 @@ export function createAuth(options: AuthOptions): Auth {
 		},
 
 		credentialState: (config) => credentialState(ctx, config),
+
+		withSecrets: (config, signal) =>
+			withStoredSecrets(options.store, config, deadline(config, signal), (values) => ctx.remember(...values)),
+
+		setSecret: (config, name, value) => storeSecret(options.store, config, name, value),
 
 		secrets: ctx.secrets,
 

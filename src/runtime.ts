@@ -6,6 +6,7 @@
  */
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
 import { CallFailed } from "./errors.ts";
+import { redactDeep } from "./output/redact.ts";
 import { Given } from "./runtime/instructions.ts";
 import type { TailBuffer } from "./runtime/stderr-tail.ts";
 import {
@@ -18,6 +19,7 @@ import {
 	index,
 	ready,
 	reset,
+	secretsOf,
 	statusOf,
 	type Table,
 	unknownServer,
@@ -54,7 +56,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			return tool;
 		},
 
-		call: (name, toolName, args, callOptions = {}) => callTool(t, name, toolName, args, callOptions),
+		// What a server returns reaches nobody with a configured secret in it, error or not (`output/redact.ts`).
+		call: async (name, toolName, args, callOptions = {}) =>
+			redactDeep(await callTool(t, name, toolName, args, callOptions), secretsOf(t, name)),
 
 		async request(name, what, capability, run, signal) {
 			const live = await ready(t, name, signal);
@@ -62,7 +66,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 				throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
 			}
 			try {
-				return await run(live.client, { signal, timeout: configOf(t, name).requestTimeoutMs });
+				return redactDeep(await run(live.client, { signal, timeout: configOf(t, name).requestTimeoutMs }), secretsOf(t, name));
 			} catch (error) {
 				throw await callError(t, name, error, signal, undefined, what);
 			}

@@ -52,16 +52,19 @@ export function fieldPath(path: readonly string[]): string {
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
+/** One `${VAR}` expanded: its name, its value and the field that used it. */
+export type VariableUse = Readonly<{ variable: string; value: string; field: string }>;
+
 export type Expander = Readonly<{
 	expand(value: string, field: string): string;
-	secrets: () => readonly string[];
+	uses: () => readonly VariableUse[];
 	/** Throws naming every unset variable met so far (each with the field using it). */
 	checkSet: () => void;
 }>;
 
 /** `${VAR}` expansion that fails closed on a missing variable, naming every one that is missing. */
 export function expander(env: Readonly<Record<string, string | undefined>>): Expander {
-	const used: string[] = [];
+	const used: VariableUse[] = [];
 	const missing: { variable: string; field: string }[] = [];
 	return {
 		expand(value, field) {
@@ -71,11 +74,11 @@ export function expander(env: Readonly<Record<string, string | undefined>>): Exp
 					missing.push({ variable, field });
 					return match;
 				}
-				used.push(found);
+				used.push({ variable, value: found, field });
 				return found;
 			});
 		},
-		secrets: () => used,
+		uses: () => used,
 		checkSet() {
 			const [first] = missing;
 			if (first === undefined) return;

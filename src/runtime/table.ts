@@ -15,6 +15,7 @@ import { loadSdk } from "../sdk.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
 import { boundedInstructions } from "./instructions.ts";
 import { closeLive, openServer } from "./open.ts";
+import { withStoredSecrets } from "./secrets.ts";
 import { TailBuffer } from "./stderr-tail.ts";
 import { checkedCall } from "./validate.ts";
 import { filteredRefusal, filterFor, hiddenFor, hiddenSummary, nextIndex, type ToolIndex } from "./visible-tools.ts";
@@ -43,7 +44,7 @@ export function connection(t: Table, name: string): Connection {
 	return t.connections.get(name) ?? { state: "idle" };
 }
 /** Values never to show: those expanded from variables, the bearer token, and every credential seen. */
-function secretsOf(t: Table, name: string): readonly string[] {
+export function secretsOf(t: Table, name: string): readonly string[] {
 	const config = t.entries.get(name)?.config;
 	const bearer = config?.bearerTokenEnv !== undefined ? t.options.env[config.bearerTokenEnv] : undefined;
 	return [...(config?.secretValues ?? []), ...(bearer ? [bearer] : []), ...(t.options.auth?.secrets() ?? [])];
@@ -288,9 +289,10 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
  */
 export async function openFor(t: Table, config: ServerConfig, signal: AbortSignal): Promise<Live> {
 	const name = config.name;
+	const filled = await withStoredSecrets(t.options.auth, config, signal);
 	const authProvider = await credentials(t, config, signal);
 	const tail = tailOf(t, name);
-	return openServer(config, {
+	return openServer(filled, {
 		clientInfo: t.options.clientInfo,
 		signal,
 		authProvider,

@@ -7,7 +7,8 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { Session } from "../contracts.ts";
-import { escapeName, oneLine, sanitize } from "../output/text.ts";
+import { redactExact } from "../output/redact.ts";
+import { escapeName, oneLine, stripTerminal } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { type ConfirmSetting, type Hints, writes } from "../schema/confirm.ts";
 import { globMatch } from "../schema/tool-filter.ts";
@@ -35,9 +36,12 @@ export function hintsInWords(hints: Hints & Readonly<{ idempotentHint?: boolean 
 	return words.length > 0 ? words.join(", ") : "none declared (may change things and reach outside)";
 }
 
-/** The arguments on a few short lines, secrets and escapes removed. */
+/**
+ * The arguments on a few short lines, escapes stripped. They are the model's own words: only the exact
+ * values of configured secrets are replaced (`output/redact.ts`), never text that merely looks like one.
+ */
 function argumentLines(args: Readonly<Record<string, unknown>>, secrets: readonly string[]): string[] {
-	const text = sanitize(JSON.stringify(args, null, 1) ?? "{}", secrets);
+	const text = redactExact(stripTerminal(JSON.stringify(args, null, 1) ?? "{}"), secrets);
 	const lines = text.split("\n").map((line) => oneLine(line, ARG_LINE_CHARS));
 	return lines.length > ARG_LINES ? [...lines.slice(0, ARG_LINES - 1), `… (${lines.length - ARG_LINES + 1} more lines)`] : lines;
 }
