@@ -43,7 +43,7 @@ import {
 	signInScope,
 	translate,
 } from "./auth/signin.ts";
-import { secretStates, storeSecret, withStoredSecrets } from "./auth/stored.ts";
+import { secretsLine, storeSecret, withStoredSecrets } from "./auth/stored.ts";
 import type { Auth, TransportAuth } from "./contracts.ts";
 import { AuthRequired, PI_WORDS, SetupFailed, type Words } from "./errors.ts";
 import { type LoginService, minutes } from "./login.ts";
@@ -278,18 +278,10 @@ async function stepUp(parts: Parts, config: ServerConfig, error: InsufficientSco
 
 /** See `Auth.credentialState`: the stored secrets the entry needs first ("needs secret NAME"), then its sign-in. */
 async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<string> {
-	const secrets = await secretStates(ctx.store, config, deadline(config)).catch(() => "keyring unavailable" as const);
-	const missing = secrets === "keyring unavailable" ? [] : secrets.filter((each) => each.state !== "stored");
-	const stored = secrets === "keyring unavailable" ? [] : secrets.filter((each) => each.state === "stored");
-	const words = [
-		secrets === "keyring unavailable" ? "keyring unavailable (stored secrets cannot be read)" : undefined,
-		...missing.map((each) => `needs secret ${each.name}${each.state === "other" ? " (stored for another command)" : ""}`),
-		stored.length > 0
-			? `secret${stored.length === 1 ? "" : "s"} ${stored.map((each) => each.name).join(", ")} stored`
-			: undefined,
-	].filter((word): word is string => word !== undefined);
-	if (words.length === 0) return authState(ctx, config);
-	return config.auth === undefined ? words.join("; ") : `${words.join("; ")}; ${await authState(ctx, config)}`;
+	const secrets = await secretsLine(ctx.store, config, deadline(config));
+	if (secrets !== undefined && config.auth === undefined) return secrets;
+	const auth = await authState(ctx, config);
+	return secrets === undefined ? auth : `${secrets}; ${auth}`;
 }
 
 async function authState(ctx: AuthContext, config: ServerConfig): Promise<string> {

@@ -28,6 +28,8 @@ export type Flags = Readonly<{
 	issuer?: string;
 	oauthScope?: string;
 	description?: string;
+	/** `import`: take literal secrets into the keyring (`pi-mcp secret move`). */
+	moveSecrets?: boolean;
 }>;
 
 export type Parsed = Readonly<{ command?: string; args: readonly string[]; flags: Flags; rest?: readonly string[] }>;
@@ -62,6 +64,7 @@ const OPTIONS: Readonly<Record<string, Spec>> = {
 	issuer: { key: "issuer", value: "string" },
 	"oauth-scope": { key: "oauthScope", value: "string" },
 	description: { key: "description", value: "string" },
+	"move-secrets": { key: "moveSecrets" },
 };
 
 /** Which options each command takes (every command takes json, help; approve where it reads servers). */
@@ -82,11 +85,12 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 	get: ["approve"],
 	enable: ["scope"],
 	disable: ["scope"],
-	import: ["scope", "force"],
+	import: ["scope", "force", "move-secrets"],
+	secret: ["approve", "scope"],
 };
 
 /** Commands whose options may follow their (name) arguments, up to `--`. */
-const INTERLEAVED = new Set(["add", "add-json", "remove", "get", "enable", "disable", "import"]);
+const INTERLEAVED = new Set(["add", "add-json", "remove", "get", "enable", "disable", "import", "secret"]);
 
 export const COMMAND_NAMES: readonly string[] = Object.keys(ALLOWED);
 

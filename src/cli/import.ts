@@ -13,7 +13,7 @@ import { addServer, type Change, EditError, maskedEntry, runsText } from "../con
 import { FileRefused, readBounded } from "../config/safe-file.ts";
 import { jsonErrorMessage } from "../config/values.ts";
 import { MAX_FILE_BYTES } from "../config.ts";
-import { escapeName } from "../output/text.ts";
+import { escapeName, sanitize } from "../output/text.ts";
 import { isObject } from "../schema.ts";
 import { type Flags, type Scope, UsageError } from "./args.ts";
 import { type CliIo, EXIT } from "./context.ts";
@@ -271,5 +271,24 @@ export async function runImport(io: CliIo, flags: Flags, args: readonly string[]
 		io.out(`Imported ${done.length} of ${outcomes.length} server${outcomes.length === 1 ? "" : "s"} from ${file}.\n`);
 	}
 	if (done.length > 0 && flags.json) io.err(`${RELOAD_NOTE}\n`);
-	return skipped.length > 0 ? EXIT.usage : EXIT.ok;
+	const moved = flags.moveSecrets ? await moveImported(io, flags, done, signal) : true;
+	return skipped.length > 0 ? EXIT.usage : moved ? EXIT.ok : EXIT.failed;
+}
+
+/** `--move-secrets`: each imported entry's literal secrets into the keyring; a failure is said, the entry stays as imported. */
+async function moveImported(io: CliIo, flags: Flags, done: readonly Outcome[], signal: AbortSignal): Promise<boolean> {
+	const { moveSecrets, movedText } = await import("./secret.ts");
+	let ok = true;
+	for (const { name, change } of done) {
+		try {
+			const moved = await moveSecrets(io, { ...flags, scope: change?.scope }, name, signal);
+			if (moved.length > 0) io.err(`pi-mcp: ${movedText(name, moved)}\n`);
+		} catch (error) {
+			ok = false;
+			io.err(
+				`pi-mcp: the secrets of "${escapeName(name)}" were not moved (its entry keeps them as imported): ${sanitize((error as Error).message)}\n`,
+			);
+		}
+	}
+	return ok;
 }
