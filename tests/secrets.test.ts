@@ -187,7 +187,7 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 	test("a stored secret reaches the server's env; every place the model reads shows [redacted]", async () => {
 		const value = fresh("sk-live");
 		const sandbox = await sandboxWith({
-			s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: "${secret:API_KEY}", SECRET_ECHO: "API_KEY" } },
+			s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: "${secret:API_KEY}", ECHO_VAR: "API_KEY" } },
 		});
 		const config = await configOf(sandbox, "s");
 		const store = keyringStore();
@@ -275,7 +275,7 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 	test("a missing secret fails before anything starts, names the secret and the command; status says needs secret", async () => {
 		const sandbox = await sandboxWith({ s: { command: "/nonexistent/never-started", env: { K: "${secret:MISSING_ONE}" } } });
 		const call = await cli(sandbox, ["call", "s", "x"]);
-		assert.match(call.stderr, /^pi-mcp: MCP server "s" needs secret MISSING_ONE, which is not stored in the OS keyring; store it with: pi-mcp secret set s MISSING_ONE\n/);
+		assert.match(call.stderr, /^pi-mcp: MCP server "s" needs secret MISSING_ONE, which is not stored in the OS keyring; store it with: pi-mcp secret set s MISSING_ONE$/m);
 		assert.equal(/not found|never-started/.test(call.stderr), false, "nothing was started");
 		const list = await cli(sandbox, ["list"]);
 		assert.match(list.stdout, /credentials: needs secret MISSING_ONE/);
@@ -356,20 +356,20 @@ describe("pi-mcp secret (real keyring)", () => {
 
 	test("no keyring: set fails clearly and writes nothing; move leaves the file as it was; a connection needing a secret fails the same way", async () => {
 		const value = fresh("nokeyring");
-		const sandbox = await sandboxWith({ s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: value, K: "${secret:K}" } } });
+		const sandbox = await sandboxWith({ s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: value, K: "${secret:K_NO_KEYRING}" } } });
 		const before = await readFile(join(sandbox.agentDir, "mcp.json"), "utf8");
 		const noBus = { DBUS_SESSION_BUS_ADDRESS: undefined };
-		const set = await cli(sandbox, ["secret", "set", "s", "K"], "some-value-123", noBus);
+		const set = await cli(sandbox, ["secret", "set", "s", "K_NO_KEYRING"], "some-value-123", noBus);
 		assert.equal(set.code, 1);
-		assert.match(set.stderr, /^pi-mcp: MCP server "s": secret K was not stored: the OS keyring \(Secret Service\) is unavailable/);
+		assert.match(set.stderr, /^pi-mcp: MCP server "s": secret K_NO_KEYRING was not stored: the OS keyring \(Secret Service\) is unavailable/);
 		assert.match(set.stderr, /never in a file.*\$\{VAR\}/s);
 		const move = await cli(sandbox, ["secret", "move", "s"], "", noBus);
 		assert.equal(move.code, 1);
 		assert.equal(await readFile(join(sandbox.agentDir, "mcp.json"), "utf8"), before, "the file is untouched");
 		const call = await cli(sandbox, ["call", "s", "echo"], "", noBus);
-		assert.match(call.stderr, /MCP server "s": secret K cannot be read: the OS keyring \(Secret Service\) is unavailable/);
+		assert.match(call.stderr, /MCP server "s": secret K_NO_KEYRING cannot be read: the OS keyring \(Secret Service\) is unavailable/);
 		const listed = await cli(sandbox, ["secret", "list", "s"]);
-		assert.match(listed.stdout, /K: not stored/, "nothing reached the real keyring either");
+		assert.match(listed.stdout, /K_NO_KEYRING: not stored/, "nothing reached the real keyring either");
 		for (const run of [set, move, call]) assert.equal(`${run.stdout}${run.stderr}`.includes("some-value-123"), false);
 		assert.deepEqual(filesHolding(sandbox.root, "some-value-123"), []);
 	});
@@ -379,7 +379,7 @@ describe("through a real Pi", () => {
 	test("a server echoing its stored secret in a result, an error and a read: the model sees [redacted] only", async () => {
 		const value = fresh("pi-secret");
 		const sandbox = await sandboxWith({
-			s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: "${secret:API_KEY}", SECRET_ECHO: "API_KEY" } },
+			s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: "${secret:API_KEY}", ECHO_VAR: "API_KEY" } },
 		});
 		const set = await cli(sandbox, ["secret", "set", "s", "API_KEY"], value);
 		assert.equal(set.code, 0, set.stderr);
