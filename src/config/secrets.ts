@@ -190,5 +190,5 @@ export function configuredSecrets(sources: SecretSources): readonly string[] {
 			...Object.values(sources.env).flatMap(urlSecrets),
 			...(sources.url === undefined ? [] : urlSecrets(sources.url)),
 		]),
-	].filter((value) => value.length >= 4);
+	];
 }
