@@ -52,7 +52,12 @@ async function sandboxWith(servers: Record<string, unknown>): Promise<Sandbox> {
 type Run = Readonly<{ code: number | null; stdout: string; stderr: string }>;
 
 /** `pi-mcp <args>` in the sandbox, `input` piped to its stdin. */
-function cli(sandbox: Sandbox, args: readonly string[], input = "", env: Readonly<Record<string, string | undefined>> = {}): Promise<Run> {
+function cli(
+	sandbox: Sandbox,
+	args: readonly string[],
+	input = "",
+	env: Readonly<Record<string, string | undefined>> = {},
+): Promise<Run> {
 	const child = spawn(process.execPath, [BIN, ...args], {
 		cwd: sandbox.cwd,
 		env: { ...sandbox.env, TMPDIR: sandbox.root, ...env },
@@ -120,8 +125,7 @@ describe("${secret:NAME} in the configuration", () => {
 	});
 
 	test("refused in a command, an argument, a URL or cwd, and with a malformed name; a variable cannot smuggle one in", async () => {
-		const only =
-			'stored secrets are given only in "env" and "headers" values (where no command line or log shows them)';
+		const only = 'stored secrets are given only in "env" and "headers" values (where no command line or log shows them)';
 		await expectBad({ command: "x", args: ["--key=${secret:K}"] }, `field "args[0]" uses \${secret:…}: ${only}`);
 		await expectBad({ url: "https://example.test/mcp?k=${secret:K}" }, `field "url" uses \${secret:…}: ${only}`);
 		await expectBad(
@@ -141,7 +145,13 @@ describe("${secret:NAME} in the configuration", () => {
 				s: {
 					command: "${HOME}/bin/server",
 					args: ["--notes", "${HOME}/notes", "--flag=${PLAIN_ARG}"],
-					env: { DATA: "${XDG_DATA_HOME}/x", WORK: "${PWD}", KEY: "${MY_KEY}", API_TOKEN: "literal-token-1234", N: "plain-literal-value" },
+					env: {
+						DATA: "${XDG_DATA_HOME}/x",
+						WORK: "${PWD}",
+						KEY: "${MY_KEY}",
+						API_TOKEN: "literal-token-1234",
+						N: "plain-literal-value",
+					},
 					cwd: "${TMPDIR}",
 				},
 			});
@@ -157,14 +167,24 @@ describe("${secret:NAME} in the configuration", () => {
 			const secrets = usable(snapshot, "s").secretValues;
 			assert.ok(secrets.includes("my-key-value-123"), "a ${VAR} in env");
 			assert.ok(secrets.includes("literal-token-1234"), "a literal under a credential name");
-			for (const not of ["/home/jane", "/home/jane/.local/share", "/home/jane/project", "/tmp/jane", "arg-value-long", "plain-literal-value"]) {
+			for (const not of [
+				"/home/jane",
+				"/home/jane/.local/share",
+				"/home/jane/project",
+				"/tmp/jane",
+				"arg-value-long",
+				"plain-literal-value",
+			]) {
 				assert.equal(secrets.includes(not), false, not);
 			}
 		});
 	});
 
 	test("redaction replaces exact values only: a path after 'Authorization:' stays; results are redacted everywhere but base64", () => {
-		assert.equal(redactExact('"Authorization: /home/user/.ssh/id_rsa"', ["s3cr3t-value"]), '"Authorization: /home/user/.ssh/id_rsa"');
+		assert.equal(
+			redactExact('"Authorization: /home/user/.ssh/id_rsa"', ["s3cr3t-value"]),
+			'"Authorization: /home/user/.ssh/id_rsa"',
+		);
 		assert.equal(redactExact("/home/jane/notes/new.md", []), "/home/jane/notes/new.md");
 		const result = {
 			content: [
@@ -207,7 +227,9 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 				await runtime.call("s", "echo", {}),
 				await runtime.call("s", "echo_error", {}),
 				await runtime.call("s", "echo_structured", {}),
-				await runtime.request("s", "read", "resources", (client, options) => client.readResource({ uri: "fixture://key" }, options)),
+				await runtime.request("s", "read", "resources", (client, options) =>
+					client.readResource({ uri: "fixture://key" }, options),
+				),
 				await runtime.request("s", "prompt", "prompts", (client, options) =>
 					client.getPrompt({ name: "leak", arguments: { topic: "t" } }, options),
 				),
@@ -218,7 +240,16 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 			];
 			const text = JSON.stringify(seen);
 			assert.equal(text.includes(value), false, text);
-			for (const where of ["the key is [redacted]", "failed with key [redacted]", '"key":"[redacted]"', "resource key [redacted]", "About t: [redacted]", "key-[redacted]", "Use the key [redacted] with care.", "starting; the key is [redacted]"]) {
+			for (const where of [
+				"the key is [redacted]",
+				"failed with key [redacted]",
+				'"key":"[redacted]"',
+				"resource key [redacted]",
+				"About t: [redacted]",
+				"key-[redacted]",
+				"Use the key [redacted] with care.",
+				"starting; the key is [redacted]",
+			]) {
 				assert.ok(text.includes(where), `${where} in ${text}`);
 			}
 		} finally {
@@ -237,7 +268,9 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 		// The same name now runs the fixture with another argument.
 		await writeFile(
 			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [SECRET_SERVER, "--other"], env: { K: "${secret:K}" } } } }),
+			JSON.stringify({
+				mcpServers: { s: { command: process.execPath, args: [SECRET_SERVER, "--other"], env: { K: "${secret:K}" } } },
+			}),
 		);
 		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
 		const snapshot = await loadConfig({ agentDir: sandbox.agentDir, cwd: sandbox.cwd, trusted: false, env: sandbox.env });
@@ -253,7 +286,10 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 				(e: unknown) => e,
 			);
 			assert.ok(error instanceof SecretRequired, String(error));
-			assert.match(error.message, /^MCP server "s" needs secret K, which was stored for another command \(user:s, which runs .*secret-server\.mjs\), not for this one \(user:s, which runs .*secret-server\.mjs --other\)\. A stored secret is given only to the command it was stored for; to give it to this one, store it with: pi-mcp secret set s K$/);
+			assert.match(
+				error.message,
+				/^MCP server "s" needs secret K, which was stored for another command \(user:s, which runs .*secret-server\.mjs\), not for this one \(user:s, which runs .*secret-server\.mjs --other\)\. A stored secret is given only to the command it was stored for; to give it to this one, store it with: pi-mcp secret set s K$/,
+			);
 			assert.equal(error.message.includes(value), false);
 			assert.equal(runtime.status()[0]?.state, "idle", "a missing secret does not latch");
 		} finally {
@@ -264,7 +300,10 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 			join(sandbox.cwd, ".pi", "mcp.json"),
 			JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [SECRET_SERVER], env: { K: "${secret:K}" } } } }),
 		);
-		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [SECRET_SERVER], env: { K: "${secret:K}" } } } }));
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({ mcpServers: { s: { command: process.execPath, args: [SECRET_SERVER], env: { K: "${secret:K}" } } } }),
+		);
 		const listed = await cli(sandbox, ["secret", "list", "s", "--approve", "--json"]);
 		assert.equal(listed.code, 0, listed.stderr);
 		assert.deepEqual(JSON.parse(listed.stdout), { server: "s", secrets: [{ name: "K", stored: false, state: "other" }] });
@@ -275,7 +314,10 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 	test("a missing secret fails before anything starts, names the secret and the command; status says needs secret", async () => {
 		const sandbox = await sandboxWith({ s: { command: "/nonexistent/never-started", env: { K: "${secret:MISSING_ONE}" } } });
 		const call = await cli(sandbox, ["call", "s", "x"]);
-		assert.match(call.stderr, /^pi-mcp: MCP server "s" needs secret MISSING_ONE, which is not stored in the OS keyring; store it with: pi-mcp secret set s MISSING_ONE$/m);
+		assert.match(
+			call.stderr,
+			/^pi-mcp: MCP server "s" needs secret MISSING_ONE, which is not stored in the OS keyring; store it with: pi-mcp secret set s MISSING_ONE$/m,
+		);
 		assert.equal(/not found|never-started/.test(call.stderr), false, "nothing was started");
 		const list = await cli(sandbox, ["list"]);
 		assert.match(list.stdout, /credentials: needs secret MISSING_ONE/);
@@ -285,12 +327,17 @@ describe("the value reaching the server, and nothing else (real keyring)", () =>
 describe("pi-mcp secret (real keyring)", () => {
 	test("set from a pipe, list, remove; no value printed; other arguments refused", async () => {
 		const value = fresh("piped");
-		const sandbox = await sandboxWith({ s: { command: process.execPath, args: [SECRET_SERVER], env: { A: "${secret:A}", B: "x-${secret:B}" } } });
+		const sandbox = await sandboxWith({
+			s: { command: process.execPath, args: [SECRET_SERVER], env: { A: "${secret:A}", B: "x-${secret:B}" } },
+		});
 		const set = await cli(sandbox, ["secret", "set", "s", "A"], `${value}\n`);
 		assert.equal(set.code, 0, set.stderr);
 		assert.match(set.stdout, /^Stored secret A for MCP server "s" \(user:s\) in the OS keyring\.\n$/);
 		const listed = await cli(sandbox, ["secret", "list", "s"]);
-		assert.equal(listed.stdout, 'Secrets of MCP server "s" (user:s):\n  A: stored\n  B: not stored (run pi-mcp secret set s B)\n');
+		assert.equal(
+			listed.stdout,
+			'Secrets of MCP server "s" (user:s):\n  A: stored\n  B: not stored (run pi-mcp secret set s B)\n',
+		);
 		const check = await cli(sandbox, ["secret", "set", "s", "B"], "b-value-123");
 		assert.equal(check.code, 0);
 		const called = await cli(sandbox, ["call", "s", "check_env", JSON.stringify({ name: "A", sha256: sha(value) })]);
@@ -322,7 +369,10 @@ describe("pi-mcp secret (real keyring)", () => {
 		});
 		const moved = await cli(sandbox, ["secret", "move", "s"]);
 		assert.equal(moved.code, 0, moved.stderr);
-		assert.match(moved.stdout, /^Moved 1 secret of MCP server "s" into the OS keyring:\n {2}env\.API_KEY → "\$\{secret:API_KEY\}"\n/);
+		assert.match(
+			moved.stdout,
+			/^Moved 1 secret of MCP server "s" into the OS keyring:\n {2}env\.API_KEY → "\$\{secret:API_KEY\}"\n/,
+		);
 		const movedH = await cli(sandbox, ["secret", "move", "h", "--json"]);
 		assert.deepEqual(JSON.parse(movedH.stdout), {
 			server: "h",
@@ -339,35 +389,56 @@ describe("pi-mcp secret (real keyring)", () => {
 		// import --move-secrets, from another client's file.
 		const imported = fresh("imported");
 		const other = join(sandbox.root, "claude.json");
-		await writeFile(other, JSON.stringify({ mcpServers: { i: { command: process.execPath, args: [SECRET_SERVER], env: { GITHUB_TOKEN: imported } } } }));
+		await writeFile(
+			other,
+			JSON.stringify({
+				mcpServers: { i: { command: process.execPath, args: [SECRET_SERVER], env: { GITHUB_TOKEN: imported } } },
+			}),
+		);
 		const run = await cli(sandbox, ["import", "claude-desktop", other, "--move-secrets"]);
 		assert.equal(run.code, 0, run.stderr);
-		assert.match(run.stderr, /Moved 1 secret of MCP server "i" into the OS keyring:\n {2}env\.GITHUB_TOKEN → "\$\{secret:GITHUB_TOKEN\}"/);
+		assert.match(
+			run.stderr,
+			/Moved 1 secret of MCP server "i" into the OS keyring:\n {2}env\.GITHUB_TOKEN → "\$\{secret:GITHUB_TOKEN\}"/,
+		);
 		const after = JSON.parse(await readFile(join(sandbox.agentDir, "mcp.json"), "utf8"));
 		assert.deepEqual(after.mcpServers.i.env, { GITHUB_TOKEN: "${secret:GITHUB_TOKEN}" });
 		for (const each of [moved, movedH, called, nothing, run]) {
 			for (const value of [key, token, imported]) assert.equal(`${each.stdout}${each.stderr}`.includes(value), false);
 		}
-		for (const value of [key, token]) assert.deepEqual([...filesHolding(sandbox.agentDir, value), ...filesHolding(sandbox.home, value)], []);
-		for (const [server, name] of [["s", "API_KEY"], ["h", "AUTHORIZATION"], ["i", "GITHUB_TOKEN"]] as const) {
+		for (const value of [key, token])
+			assert.deepEqual([...filesHolding(sandbox.agentDir, value), ...filesHolding(sandbox.home, value)], []);
+		for (const [server, name] of [
+			["s", "API_KEY"],
+			["h", "AUTHORIZATION"],
+			["i", "GITHUB_TOKEN"],
+		] as const) {
 			await cli(sandbox, ["secret", "remove", server, name]);
 		}
 	});
 
 	test("no keyring: set fails clearly and writes nothing; move leaves the file as it was; a connection needing a secret fails the same way", async () => {
 		const value = fresh("nokeyring");
-		const sandbox = await sandboxWith({ s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: value, K: "${secret:K_NO_KEYRING}" } } });
+		const sandbox = await sandboxWith({
+			s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: value, K: "${secret:K_NO_KEYRING}" } },
+		});
 		const before = await readFile(join(sandbox.agentDir, "mcp.json"), "utf8");
 		const noBus = { DBUS_SESSION_BUS_ADDRESS: undefined };
 		const set = await cli(sandbox, ["secret", "set", "s", "K_NO_KEYRING"], "some-value-123", noBus);
 		assert.equal(set.code, 1);
-		assert.match(set.stderr, /^pi-mcp: MCP server "s": secret K_NO_KEYRING was not stored: the OS keyring \(Secret Service\) is unavailable/);
+		assert.match(
+			set.stderr,
+			/^pi-mcp: MCP server "s": secret K_NO_KEYRING was not stored: the OS keyring \(Secret Service\) is unavailable/,
+		);
 		assert.match(set.stderr, /never in a file.*\$\{VAR\}/s);
 		const move = await cli(sandbox, ["secret", "move", "s"], "", noBus);
 		assert.equal(move.code, 1);
 		assert.equal(await readFile(join(sandbox.agentDir, "mcp.json"), "utf8"), before, "the file is untouched");
 		const call = await cli(sandbox, ["call", "s", "echo"], "", noBus);
-		assert.match(call.stderr, /MCP server "s": secret K_NO_KEYRING cannot be read: the OS keyring \(Secret Service\) is unavailable/);
+		assert.match(
+			call.stderr,
+			/MCP server "s": secret K_NO_KEYRING cannot be read: the OS keyring \(Secret Service\) is unavailable/,
+		);
 		const listed = await cli(sandbox, ["secret", "list", "s"]);
 		assert.match(listed.stdout, /K_NO_KEYRING: not stored/, "nothing reached the real keyring either");
 		for (const run of [set, move, call]) assert.equal(`${run.stdout}${run.stderr}`.includes("some-value-123"), false);

@@ -278,17 +278,17 @@ export async function runImport(io: CliIo, flags: Flags, args: readonly string[]
 /** `--move-secrets`: each imported entry's literal secrets into the keyring; a failure is said, the entry stays as imported. */
 async function moveImported(io: CliIo, flags: Flags, done: readonly Outcome[], signal: AbortSignal): Promise<boolean> {
 	const { moveSecrets, movedText } = await import("./secret.ts");
-	let ok = true;
+	const failed: string[] = [];
 	for (const { name, change } of done) {
 		try {
 			const moved = await moveSecrets(io, { ...flags, scope: change?.scope }, name, signal);
 			if (moved.length > 0) io.err(`pi-mcp: ${movedText(name, moved)}\n`);
 		} catch (error) {
-			ok = false;
+			failed.push(name);
 			io.err(
 				`pi-mcp: the secrets of "${escapeName(name)}" were not moved (its entry keeps them as imported): ${sanitize((error as Error).message)}\n`,
 			);
 		}
 	}
-	return ok;
+	return failed.length === 0;
 }

@@ -57,21 +57,20 @@ function typed(io: CliIo, stdin: Tty, name: string): Promise<string> {
 	stdin.setRawMode?.(true);
 	stdin.resume();
 	return new Promise((resolve, reject) => {
-		let value = "";
+		const typed = { value: "" };
 		const done = (error?: Error) => {
 			stdin.setRawMode?.(false);
 			stdin.pause();
 			stdin.off("data", onData);
 			io.err("\n");
 			if (error) reject(error);
-			else resolve(value);
+			else resolve(typed.value);
 		};
 		const onData = (chunk: Buffer | string) => {
 			for (const char of String(chunk)) {
 				if (char === "\r" || char === "\n" || char === "\u0004") return done();
 				if (char === "\u0003") return done(new UsageError("pi-mcp secret set: cancelled; nothing was stored", "secret"));
-				if (char === "\u007f" || char === "\b") value = value.slice(0, -1);
-				else value += char;
+				typed.value = char === "\u007f" || char === "\b" ? typed.value.slice(0, -1) : typed.value + char;
 			}
 		};
 		stdin.on("data", onData);
@@ -81,11 +80,10 @@ function typed(io: CliIo, stdin: Tty, name: string): Promise<string> {
 /** Everything piped in, without its final line end. */
 async function piped(stdin: NodeJS.ReadableStream): Promise<string> {
 	const chunks: Buffer[] = [];
-	let size = 0;
 	for await (const chunk of stdin) {
 		const buffer = typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer);
-		size += buffer.length;
-		if (size > MAX_VALUE_BYTES) throw usage(`the value is longer than ${MAX_VALUE_BYTES / 1024} KiB; nothing was stored`);
+		if (chunks.reduce((sum, each) => sum + each.length, buffer.length) > MAX_VALUE_BYTES)
+			throw usage(`the value is longer than ${MAX_VALUE_BYTES / 1024} KiB; nothing was stored`);
 		chunks.push(buffer);
 	}
 	return Buffer.concat(chunks)
@@ -169,15 +167,15 @@ export async function moveSecrets(io: CliIo, flags: Flags, server: string, signa
 		const { storeSecret } = await stored();
 		const store = await keyringStore();
 		for (const literal of literals) await storeSecret(store, config, literal.name, literal.value);
-		let text = file.text;
-		for (const literal of literals) {
-			text = await modified(
-				{ ...file, text },
-				[server, literal.field, literal.key],
-				`${literal.scheme}\${secret:${literal.name}}`,
-			);
-		}
-		if (text === undefined) return { result: [] };
+		const text = await literals.reduce(
+			async (before, literal) =>
+				modified(
+					{ ...file, text: await before },
+					[server, literal.field, literal.key],
+					`${literal.scheme}\${secret:${literal.name}}`,
+				),
+			Promise.resolve(file.text ?? ""),
+		);
 		await validate(place, file, text, server);
 		const moved = literals.map((literal) => ({
 			field: `${literal.field}.${literal.key}`,

@@ -140,8 +140,9 @@ export function secretLiterals(entry: unknown): readonly SecretLiteral[] {
 			const value = written.slice(scheme.length);
 			if (value === "") return [];
 			const base = /^[0-9]/.test(variableOf(key)) ? `S_${variableOf(key)}` : variableOf(key);
-			let name = base.slice(0, 60);
-			for (let n = 2; taken.has(name); n++) name = `${base.slice(0, 60)}_${n}`;
+			const candidate = (n: number) => (n === 1 ? base.slice(0, 60) : `${base.slice(0, 60)}_${n}`);
+			const free = (n: number): string => (taken.has(candidate(n)) ? free(n + 1) : candidate(n));
+			const name = free(1);
 			taken.add(name);
 			return [{ field, key, name, scheme, value }];
 		});

@@ -24,6 +24,7 @@ import {
 	textScreen,
 	type Ui,
 } from "./parts.ts";
+import { secretChoices, secretScreen } from "./secret-input.ts";
 import { Slot } from "./view.ts";
 
 /** The tools screen's list as last loaded; a load answers only if no later one was asked. */
@@ -212,6 +213,7 @@ function actions(ui: Ui, name: string): Choice[] {
 		...connect,
 		...toggle,
 		...signIn,
+		...secretChoices(ui, name),
 		{ value: "stderr", label: "Stderr tail", description: "the server's last stderr lines" },
 		{ value: "error", label: "Last error", description: "the full last error" },
 		...(status?.instructions
@@ -298,7 +300,9 @@ export function serverScreen(ui: Ui, name: string): Screen {
 		instructions: () =>
 			ui.push(textScreen(ui, `${escapeName(name)}: instructions`, () => statusOf(ui, name)?.instructions ?? "(none sent)")),
 	};
-	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) => handlers[row.value]?.());
+	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) =>
+		row.value.startsWith("secret:") ? ui.push(secretScreen(ui, name, row.value.slice(7))) : handlers[row.value]?.(),
+	);
 	return {
 		header: () => header(ui, name),
 		hint: "↑↓ navigate · enter choose · esc back",
