@@ -4,12 +4,12 @@
  * manager for a bare `/mcp` in the TUI); output goes through `report`.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { userToolList } from "../catalog/listing.ts";
+import { credentialStates, statusLine, userStatus } from "../catalog/status.ts";
 import { oauthConfig, unknownServer } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { errorText } from "../errors.ts";
-import { SUBCOMMANDS } from "../tool/definition.ts";
-import { userToolList } from "../tool/listing.ts";
-import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
+import { SUBCOMMANDS } from "./completions.ts";
 import type { Conversation } from "./prompt.ts";
 
 const USAGE =

@@ -6,10 +6,12 @@
 import { once } from "../async.ts";
 import type { CommandSession } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
-import { SUBCOMMANDS } from "../tool/definition.ts";
 
 /** Imported once: Pi asks at each key, and two imports of a module still loading can see it half made. */
 const loadPrompt = once(() => import("./prompt.ts"));
+
+/** The `/mcp` subcommands (completion here, the body in `command.ts`). */
+export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout", "prompt", "attach"];
 
 export type NamedState = Readonly<{ name: string; state: string }>;
 

@@ -9,12 +9,12 @@
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
+import { matchingTools } from "../catalog/listing.ts";
+import { credentialStates } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
-import { matchingTools } from "../tool/listing.ts";
-import { credentialStates } from "../tool/status.ts";
 import type { Row } from "./list.ts";
 import { cell, facts, forManager, list, type Screen, show, stateColor, stateOf, type Ui } from "./parts.ts";
 import { attachResource, type Conversation, runPrompt } from "./prompt.ts";

@@ -5,8 +5,8 @@
  * opens, not before.
  */
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { listPrompts, listResources } from "../catalog/prompts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
-import { listPrompts, listResources } from "../tool/prompts.ts";
 import type { RowList } from "./list.ts";
 import { type Choice, choiceRows, list, type Screen, show, type Ui } from "./parts.ts";
 import { Slot } from "./view.ts";

@@ -2,16 +2,11 @@
  * `/mcp prompt <server> <prompt> [name=value …]` and `/mcp attach <server> <uri>`: the user's own use of a
  * server's prompts and resources. A prompt's messages go into the conversation as the user's message (the
  * model answers it); a resource's content goes in as context the model sees on its next turn. Both pass the
- * output rules first (`tool/prompts.ts`). Tab completion names servers, prompts, argument names and values
+ * output rules first (`catalog/prompts.ts`). Tab completion names servers, prompts, argument names and values
  * (the server's `completion/complete`), and resource URIs; it connects only the server named, bounded in time.
  */
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import { unknownServer } from "../config.ts";
-import type { CommandSession, Session } from "../contracts.ts";
-import { errorText } from "../errors.ts";
-import type { PiBlock } from "../output/content.ts";
-import { escapeName, formatBytes, oneLine } from "../output/text.ts";
 import {
 	fetchPrompt,
 	listPrompts,
@@ -21,7 +16,12 @@ import {
 	presentResource,
 	readResource,
 	suggestions,
-} from "../tool/prompts.ts";
+} from "../catalog/prompts.ts";
+import { unknownServer } from "../config.ts";
+import type { CommandSession, Session } from "../contracts.ts";
+import { errorText } from "../errors.ts";
+import type { PiBlock } from "../output/content.ts";
+import { escapeName, formatBytes, oneLine } from "../output/text.ts";
 
 /** How the command reaches the conversation: Pi's own senders. */
 export type Conversation = Pick<ExtensionAPI, "sendUserMessage" | "sendMessage">;

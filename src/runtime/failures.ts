@@ -5,7 +5,7 @@
  * loaded SDK passed in by the caller (this file never loads it).
  */
 import { AuthRequired, CallFailed, errorText, SetupFailed, type Words } from "../errors.ts";
-import { cutLine, isTelling } from "../output/text.ts";
+import { cutLine, escapeName, isTelling } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 
@@ -194,3 +194,19 @@ export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean
 	}
 	return new CallFailed(name, clean(`${what} failed: ${errorText(error)}`), "error");
 }
+
+/** A server name the table does not hold, naming those it does. */
+export function unknownServer(name: string, known: readonly string[]): CallFailed {
+	const names = known.length > 0 ? known.map(escapeName).join(", ") : "none (add servers to mcp.json)";
+	return new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${names}`, "refused");
+}
+
+/** A tool the server does not list, naming (up to twelve of) those it does; to pass the sanitiser. */
+export function noSuchTool(name: string, tool: string, listed: readonly string[]): string {
+	const names = listed.map(escapeName);
+	const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
+	return `MCP server "${name}" has no tool "${escapeName(tool)}"; available: ${list || "none"}`;
+}
+
+export const cancelledRequest = (name: string): CallFailed =>
+	new CallFailed(name, `the request to MCP server "${name}" was cancelled`, "cancelled");

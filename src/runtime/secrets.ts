@@ -5,7 +5,7 @@
  */
 import { awaitWith } from "../async.ts";
 import { secretNames } from "../config/secret-refs.ts";
-import type { Credentials } from "../contracts.ts";
+import type { Credentials, RuntimeOptions } from "../contracts.ts";
 import { SetupFailed } from "../errors.ts";
 import type { ServerConfig } from "../schema.ts";
 
@@ -20,4 +20,10 @@ export function withStoredSecrets(
 		return Promise.reject(new SetupFailed(config.name, `MCP server "${config.name}": stored secrets are not available here`));
 	}
 	return awaitWith(auth.withSecrets(config, signal), signal, () => signal.reason);
+}
+
+/** The values never to show for one entry: its configured secrets, its bearer token, and every credential seen. */
+export function secretsFor(config: ServerConfig | undefined, options: Pick<RuntimeOptions, "env" | "auth">): readonly string[] {
+	const bearer = config?.bearerTokenEnv !== undefined ? options.env[config.bearerTokenEnv] : undefined;
+	return [...(config?.secretValues ?? []), ...(bearer ? [bearer] : []), ...(options.auth?.secrets() ?? [])];
 }

@@ -6,13 +6,14 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
+import { declaredHints } from "../catalog/hints.ts";
+import type { Result } from "../catalog/listing.ts";
 import type { Session } from "../contracts.ts";
 import { redactExact } from "../output/redact.ts";
 import { escapeName, oneLine, stripTerminal } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { type ConfirmSetting, type Hints, writes } from "../schema/confirm.ts";
 import { globMatch } from "../schema/tool-filter.ts";
-import type { Result } from "./listing.ts";
 
 /** What a call needs from Pi's tool context to ask the user: the dialogs and the mode. */
 export type CallUi = Pick<ExtensionContext, "hasUI" | "mode" | "ui">;
@@ -27,12 +28,7 @@ const ARG_LINE_CHARS = 100;
 
 /** The hints a tool declares, in words: what the user reads before a yes. */
 export function hintsInWords(hints: Hints & Readonly<{ idempotentHint?: boolean }>): string {
-	const words = [
-		hints.readOnlyHint === true ? "read-only" : undefined,
-		hints.destructiveHint === true ? "destructive" : hints.destructiveHint === false ? "not destructive" : undefined,
-		hints.idempotentHint === true ? "idempotent" : undefined,
-		hints.openWorldHint === true ? "open-world" : hints.openWorldHint === false ? "closed-world" : undefined,
-	].filter((word): word is string => word !== undefined);
+	const words = declaredHints(hints);
 	return words.length > 0 ? words.join(", ") : "none declared (may change things and reach outside)";
 }
 
