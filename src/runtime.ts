@@ -18,6 +18,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 	return {
 		status: () => table.status(),
 		names: () => table.names(),
+		listed: (name) => table.listed(name),
 
 		async tools(name, signal) {
 			const live = await table.ready(name, signal);

@@ -5,7 +5,7 @@
  */
 import { secretNames } from "../config/secret-refs.ts";
 import { sanitize } from "../output/text.ts";
-import { type Choice, forManager, type Screen, show, type Ui } from "./parts.ts";
+import { type Choice, managerText, type Screen, show, type Ui } from "./parts.ts";
 
 /** Items for the secrets the server's entry uses; value `secret:NAME`. */
 export function secretChoices(ui: Ui, name: string): Choice[] {
@@ -43,7 +43,7 @@ export function secretScreen(ui: Ui, name: string, secret: string): Screen {
 			},
 			(error: Error) => {
 				typed.busy = false;
-				show(ui, forManager(sanitize(error.message)));
+				show(ui, sanitize(managerText(error)));
 			},
 		);
 	};

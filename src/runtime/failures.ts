@@ -140,11 +140,9 @@ export function setupError(
 	if (error instanceof AuthRequired) return error;
 	const reason = reasonOf(sdk, config, error, end, tail);
 	const stderr = config.transport === "stdio" ? stderrOf(tail) : "";
-	return new SetupFailed(
-		name,
-		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run ${words.reconnect(name)}.`),
-		{ kind: "reconnect", server: name },
-	);
+	const say = (w: Words) =>
+		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run ${w.reconnect(name)}.`);
+	return new SetupFailed(name, say(words), { kind: "reconnect", server: name }, say);
 }
 
 /** The connection closed by itself: what to tell the next caller. */
@@ -156,11 +154,9 @@ export function closedError(name: string, tail: string, clean: (text: string) =>
 			: exit.code !== null
 				? `: it exited with code ${exit.code}`
 				: "";
-	return new SetupFailed(
-		name,
-		clean(`MCP server "${name}" closed the connection${how}.${stderrOf(tail)}\nRun ${words.reconnect(name)} to start it again.`),
-		{ kind: "reconnect", server: name },
-	);
+	const say = (w: Words) =>
+		clean(`MCP server "${name}" closed the connection${how}.${stderrOf(tail)}\nRun ${w.reconnect(name)} to start it again.`);
+	return new SetupFailed(name, say(words), { kind: "reconnect", server: name }, say);
 }
 
 /** Where a failed request stood: `what` names it ("tool … on MCP server …"). */
@@ -184,8 +180,8 @@ export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean
 		return new CallFailed(name, `${what} timed out after ${duration(at.timeoutMs)} without progress`, "timeout");
 	}
 	if (code === Code.ConnectionClosed || code === Code.NotConnected) {
-		const text = `${what} failed: the connection closed (${errorText(error)}). Run ${words.reconnect(name)}.`;
-		return new CallFailed(name, clean(text), "closed", { kind: "reconnect", server: name });
+		const say = (w: Words) => clean(`${what} failed: the connection closed (${errorText(error)}). Run ${w.reconnect(name)}.`);
+		return new CallFailed(name, say(words), "closed", { kind: "reconnect", server: name }, say);
 	}
 	const missingCapability = error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability;
 	if (code === Code.CapabilityNotSupported || code === Code.UnsupportedResultType || missingCapability) {

@@ -3,6 +3,7 @@
  * connection, its stderr tail. Pure: never connects, never waits.
  */
 import type { ServerStatus } from "../contracts.ts";
+import { wordedOf } from "../errors.ts";
 import { sanitize } from "../output/text.ts";
 import type { ServerEntry } from "../schema.ts";
 import { boundedInstructions } from "./instructions.ts";
@@ -27,9 +28,11 @@ export function serverStatus({ entry, connection, stderrTail, secrets }: StatusI
 		ignoredKeys: entry.ignoredKeys,
 		stderrTail: stderrTail || undefined,
 	};
-	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error };
+	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error, problem: entry.problem };
 	if (!entry.enabled) return { ...base, state: "disabled" };
-	if (connection.state === "failed") return { ...base, state: "failed", error: connection.error.message };
+	if (connection.state === "failed") {
+		return { ...base, state: "failed", error: connection.error.message, errorIn: wordedOf(connection.error) };
+	}
 	const hiddenTools = hiddenSummary(filterFor(entry), connection.state === "ready" ? connection.index : undefined);
 	if (connection.state !== "ready") return { ...base, state: connection.state, hiddenTools };
 	return {

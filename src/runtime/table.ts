@@ -58,6 +58,11 @@ export class ConnectionTable {
 		return [...this.#entries.keys()];
 	}
 
+	/** The tools of the server's last listing, those hidden from the model included; never connects. */
+	listed(name: string): readonly Tool[] {
+		const current = this.#connection(name);
+		return current.state === "ready" ? (current.index?.listed ?? []) : [];
+	}
 	/** Every configured server's status; never connects. */
 	status(): readonly ServerStatus[] {
 		return [...this.#entries.values()].map((entry) => this.#statusOf(entry));

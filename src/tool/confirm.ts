@@ -78,6 +78,10 @@ export async function confirmCall(
 	const where = entry?.source.kind === "extension" ? "the extension that registers it" : (entry?.source.path ?? "mcp.json");
 	const said = JSON.stringify(setting);
 	if (!ui.hasUI) {
+		// Print and JSON modes keep stderr for the user: the refusal is said there too, not only to the model.
+		process.stderr.write(
+			`pi-mcp: refused the model's call of ${shown}: MCP server "${escapeName(server)}" has "confirm": ${said}, which ${ui.mode} mode cannot ask; change "confirm" in ${where} to allow it.\n`,
+		);
 		return refusal(
 			details,
 			`mcp call ${shown}: not run. MCP server "${escapeName(server)}" has "confirm": ${said}, so this call needs the user's confirmation, which ${ui.mode} mode cannot ask for. The user can change "confirm" in ${where}. Do not retry this call in this mode.`,
