@@ -7,9 +7,9 @@ import { existsSync, readFileSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type Duplicate, linesText, MAX_DEPTH, scanJson, type TooDeep } from "./config/scan.ts";
-import { checkSecretRefs } from "./config/secret-refs.ts";
 import { configuredSecrets } from "./config/secrets.ts";
 import {
+	checkSecretRefs,
 	checkUrl,
 	expander,
 	fieldPath,

@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import { serverIdentity } from "../config/identity.ts";
 import { runsText } from "../config/mask.ts";
-import { fillSecretRefs, secretNames } from "../config/secret-refs.ts";
+import { fillSecretRefs, secretNames } from "../config/values.ts";
 import { SecretRequired, SetupFailed } from "../errors.ts";
 import { escapeName } from "../output/text.ts";
 import { isObject, type ServerConfig } from "../schema.ts";

@@ -4,7 +4,7 @@
  * last error, stderr tail, files, ignored keys), and the credential state of each server with
  * `auth`, read locally.
  */
-import { secretNames } from "../config/secret-refs.ts";
+import { secretNames } from "../config/values.ts";
 import type { ServerStatus, Session } from "../contracts.ts";
 import { escapeName, oneLine } from "../output/text.ts";
 import type { ConfigSnapshot, ServerConfig } from "../schema.ts";

@@ -8,7 +8,7 @@
 import { editEntry, modified, validate } from "../config/edit.ts";
 import { serverIdentity } from "../config/identity.ts";
 import { secretLiterals } from "../config/mask.ts";
-import { SECRET_NAME, secretNames } from "../config/secret-refs.ts";
+import { SECRET_NAME, secretNames } from "../config/values.ts";
 import { loadConfig } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";

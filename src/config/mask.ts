@@ -6,8 +6,8 @@
  * `${VAR}` reference, and every URL query value.
  */
 import { isObject } from "../schema.ts";
-import { isReference } from "./secret-refs.ts";
 import { isTokenSegment, secretArguments, urlSecrets } from "./secrets.ts";
+import { isReference } from "./values.ts";
 
 /** A value shown in place of one that may hold a secret. */
 export const MASK = "********";

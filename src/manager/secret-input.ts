@@ -3,7 +3,7 @@
  * input whose value goes to the OS keyring for the server's identity (`Auth.setSecret`), never to the
  * screen, a file or the model. Once stored, the server is reset so that its next use connects with it.
  */
-import { secretNames } from "../config/secret-refs.ts";
+import { secretNames } from "../config/values.ts";
 import { sanitize } from "../output/text.ts";
 import { type Choice, managerText, type Screen, show, type Ui } from "./parts.ts";
 

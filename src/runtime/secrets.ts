@@ -4,7 +4,7 @@
  * one exact-value rule (`output/redact.ts`) before anyone reads it.
  */
 import { awaitWith } from "../async.ts";
-import { secretNames } from "../config/secret-refs.ts";
+import { secretNames } from "../config/values.ts";
 import type { Credentials, RuntimeOptions } from "../contracts.ts";
 import { SetupFailed } from "../errors.ts";
 import type { ServerConfig } from "../schema.ts";
