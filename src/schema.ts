@@ -254,9 +254,11 @@ function protocolMode(raw: Fields): ProtocolMode {
 /** `confirm` (`schema/confirm.ts` says what each value asks for; only its type is imported, start-up stays small). */
 function confirmSetting(raw: Fields): ConfirmSetting {
 	const value = raw.confirm ?? "none";
-	if (value === "none" || value === "writes" || value === "all") return value;
+	if (value === "none" || value === "writes" || value === "destructive" || value === "all") return value;
 	if (isPatternList(value)) return value;
-	return fail('field "confirm" must be "none", "writes", "all" or a list of tool name patterns (non-empty strings)');
+	return fail(
+		'field "confirm" must be "none", "writes", "destructive", "all" or a list of tool name patterns (non-empty strings)',
+	);
 }
 
 function transportOf(raw: Fields): "stdio" | "http" {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, readlink, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parseArgs } from "../src/cli/args.ts";
@@ -213,6 +213,22 @@ describe("a symlinked mcp.json, signals and FIFOs", () => {
 				await lock.release();
 			}
 			assert.equal(await readFile(user, "utf8"), '{ "mcpServers": {} }\n');
+		});
+	});
+
+	test("a garbage mcp.json.lock older than a minute is abandoned: the shell's edit goes through and leaves no lock", async () => {
+		await withBox(async (box) => {
+			const user = join(box.agentDir, "mcp.json");
+			await writeFile(user, '{ "mcpServers": {} }\n');
+			await writeFile(`${user}.lock`, "\u0000garbage, not JSON");
+			const old = new Date(Date.now() - 120_000);
+			await utimes(`${user}.lock`, old, old);
+			const started = Date.now();
+			const run = await spawned(box, ["add", "x", "--", "node"]).done;
+			assert.equal(run.code, 0, run.stderr);
+			assert.ok(Date.now() - started < 20_000, "not the 30 s wait for a holder");
+			assert.deepEqual(JSON.parse(await readFile(user, "utf8")).mcpServers.x, { command: "node" });
+			assert.deepEqual(await readdir(box.agentDir).then((names) => names.filter((name) => name.includes("lock"))), []);
 		});
 	});
 
