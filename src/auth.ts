@@ -43,6 +43,7 @@ import {
 	signInScope,
 	translate,
 } from "./auth/signin.ts";
+import { secretsLine, storeSecret, withStoredSecrets } from "./auth/stored.ts";
 import type { Auth, TransportAuth } from "./contracts.ts";
 import { AuthRequired, PI_WORDS, SetupFailed, type Words } from "./errors.ts";
 import { type LoginService, minutes } from "./login.ts";
@@ -275,8 +276,15 @@ async function stepUp(parts: Parts, config: ServerConfig, error: InsufficientSco
 	return link;
 }
 
-/** See `Auth.credentialState`. */
+/** See `Auth.credentialState`: the stored secrets the entry needs first ("needs secret NAME"), then its sign-in. */
 async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<string> {
+	const secrets = await secretsLine(ctx.store, config, deadline(config));
+	if (secrets !== undefined && config.auth === undefined) return secrets;
+	const auth = await authState(ctx, config);
+	return secrets === undefined ? auth : `${secrets}; ${auth}`;
+}
+
+async function authState(ctx: AuthContext, config: ServerConfig): Promise<string> {
 	const { env, store, now } = ctx;
 	const mode = kind(config);
 	if (mode === "none") return "no authentication";
@@ -370,6 +378,11 @@ export function createAuth(options: AuthOptions): Auth {
 		},
 
 		credentialState: (config) => credentialState(ctx, config),
+
+		withSecrets: (config, signal) =>
+			withStoredSecrets(options.store, config, deadline(config, signal), (values) => ctx.remember(...values)),
+
+		setSecret: (config, name, value) => storeSecret(options.store, config, name, value),
 
 		secrets: ctx.secrets,
 

@@ -7,8 +7,9 @@ import { existsSync, readFileSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { type Duplicate, linesText, MAX_DEPTH, scanJson, type TooDeep } from "./config/scan.ts";
-import { argumentSecrets, urlSecrets } from "./config/secrets.ts";
+import { configuredSecrets } from "./config/secrets.ts";
 import {
+	checkSecretRefs,
 	checkUrl,
 	expander,
 	fieldPath,
@@ -184,6 +185,7 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 	const value = (text: string, field: string, shell = true): string => {
 		if (shell) refuseShell(text, field);
 		refuseNul(text, field);
+		checkSecretRefs(text, field, /^(?:env|headers)\./.test(field));
 		return vars.expand(text, field);
 	};
 	refuseNulNames(raw.env, "env");
@@ -196,6 +198,10 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 	const expandedUrl = raw.url === undefined ? undefined : value(raw.url, "url", false);
 	// Every unset variable is named at once, before a URL that holds one is judged.
 	vars.checkSet();
+	// A variable's value is not read as a reference: it would take a stored secret the file never named.
+	const injected = vars.uses().find((use) => use.value.includes("${secret:"));
+	if (injected)
+		throw new ResolveError(`environment variable ${injected.variable} (used in "${injected.field}") holds "\${secret:"`);
 	const url = expandedUrl === undefined ? undefined : checkUrl(expandedUrl, "url").href;
 	const resolved = {
 		name,
@@ -205,16 +211,8 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 		cwd,
 		headers,
 		requestTimeoutMs: raw.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-		// Literal env and headers values are secrets too (a token pasted into the file); 8+ characters
-		// keeps short values such as "1" or "true" from redacting ordinary text. So are what a server
-		// may echo from its URL and argv (`?token=`, `--password x`, user:password@), `secrets.ts`.
-		secretValues: [
-			...vars.secrets(),
-			...[...Object.values(env), ...Object.values(headers)].filter((v) => v.length >= 8),
-			...argumentSecrets(args),
-			...Object.values(env).flatMap(urlSecrets),
-			...(url === undefined ? [] : urlSecrets(url)),
-		],
+		// One rule for what counts as a secret (`config/secrets.ts`).
+		secretValues: configuredSecrets({ uses: vars.uses(), raw, env, args, url }),
 	};
 	if (raw.transport === "stdio" && command !== undefined) return { ...raw, ...resolved, command };
 	if (raw.transport === "http" && url !== undefined) return { ...raw, ...resolved, url, oauth: resolveOAuth(raw.oauth) };

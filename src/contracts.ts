@@ -86,6 +86,12 @@ export interface Credentials {
 	stepUp(config: ServerConfig, error: InsufficientScopeError): Promise<Error>;
 	/** Every secret value seen this session, for the sanitiser. */
 	secrets(): readonly string[];
+	/**
+	 * The entry with its `${secret:NAME}` values from the keyring, read at connect time (and remembered
+	 * for redaction); throws `SecretRequired` for one not stored for this server, `SetupFailed` when the
+	 * keyring cannot be used. Absent where no keyring is used (the entry's secrets are then refused).
+	 */
+	withSecrets?(config: ServerConfig, signal?: AbortSignal): Promise<ServerConfig>;
 }
 
 /** A stdio transport; one over a real process also gives the process's id and its stderr. */
@@ -224,6 +230,10 @@ export interface Auth {
 	credentialState(config: ServerConfig): Promise<string>;
 	/** Every secret value seen this session, for other sanitisers. */
 	secrets(): readonly string[];
+	/** See `Credentials.withSecrets`. */
+	withSecrets(config: ServerConfig, signal?: AbortSignal): Promise<ServerConfig>;
+	/** Stores `value` as the server's secret `name` in the keyring (for its identity only). */
+	setSecret(config: ServerConfig, name: string, value: string): Promise<void>;
 	/** Cancels pending sign-ins and forgets session tokens (the login service is disposed by its owner). */
 	dispose(): void;
 }

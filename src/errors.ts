@@ -65,6 +65,15 @@ export class AuthRequired extends ServerError {
 	override readonly name = "AuthRequired";
 }
 
+/** A `${secret:NAME}` the entry uses is not stored for this server; like a missing sign-in, it does not latch. */
+export class SecretRequired extends AuthRequired {
+	readonly secret: string;
+	constructor(server: string, message: string, secret: string) {
+		super(server, message);
+		this.secret = secret;
+	}
+}
+
 export type CallFailure = "cancelled" | "timeout" | "closed" | "shutdown" | "refused" | "error";
 
 /** A request to a server failed (timeout, cancel, closed connection, refusal, protocol error). */

@@ -5,6 +5,7 @@
  * and closed is `runtime/open.ts`'s.
  */
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
+import { redactDeep } from "./output/redact.ts";
 import { Given } from "./runtime/instructions.ts";
 import { ConnectionTable } from "./runtime/table.ts";
 import { sdkConsole } from "./sdk.ts";
@@ -31,8 +32,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 			return tool;
 		},
 
-		call: (name, toolName, args, callOptions = {}) => table.call(name, toolName, args, callOptions),
-		request: (name, what, capability, run, signal) => table.request(name, what, capability, run, signal),
+		// What a server returns reaches nobody with a configured secret in it, error or not (`output/redact.ts`).
+		call: async (name, toolName, args, callOptions = {}) =>
+			redactDeep(await table.call(name, toolName, args, callOptions), table.secrets(name)),
+		request: async (name, what, capability, run, signal) =>
+			redactDeep(await table.request(name, what, capability, run, signal), table.secrets(name)),
 		reset: (name) => table.reset(name),
 		connect: (name, signal) => table.connect(name, signal),
 

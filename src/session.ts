@@ -59,6 +59,8 @@ class LazyAuth {
 			logout: async (config) => (await get()).logout(config),
 			credentialState: async (config) => (await get()).credentialState(config),
 			secrets: () => this.#made?.auth.secrets() ?? [],
+			withSecrets: async (config, signal) => (await get()).withSecrets(config, signal),
+			setSecret: async (config, name, value) => (await get()).setSecret(config, name, value),
 			dispose: () => this.#made?.auth.dispose(),
 		};
 	}

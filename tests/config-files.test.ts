@@ -212,14 +212,14 @@ describe("problems known at session start", () => {
 		await expectBad({ command: "x", cwd: "${NO_DIR}/work" }, 'environment variable NO_DIR is not set (used in "cwd")');
 	});
 
-	it("a set ${VAR} in command and cwd is expanded and counted as a secret value", async () => {
+	it("a set ${VAR} in command and cwd is expanded; a path is not a secret (issue 48)", async () => {
 		await withDirs(async (dirs) => {
 			await writeUser(dirs, { v: { command: "${TOOLS}/server", cwd: "${WORK}" } });
 			const snapshot = await load(dirs, { env: { TOOLS: "/opt/tools", WORK: "/srv/work" } });
 			const config = usable(snapshot, "v");
 			assert.equal(config.command, "/opt/tools/server");
 			assert.equal(config.cwd, "/srv/work");
-			assert.ok(config.secretValues.includes("/opt/tools"));
+			assert.equal(config.secretValues.includes("/opt/tools"), false);
 		});
 	});
 

@@ -4,6 +4,7 @@
  * last error, stderr tail, files, ignored keys), and the credential state of each server with
  * `auth`, read locally.
  */
+import { secretNames } from "../config/values.ts";
 import type { ServerStatus, Session } from "../contracts.ts";
 import { escapeName, oneLine } from "../output/text.ts";
 import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
@@ -80,12 +81,17 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
 	return lines.join("\n");
 }
 
-/** Credential state per server with `auth`, read locally (no network): `/mcp status`, the manager, `pi-mcp`. */
+/**
+ * Credential state per server with `auth` or stored secrets (`needs secret NAME`), read locally (no
+ * network): `/mcp status`, the manager, `pi-mcp`.
+ */
 export async function credentialStates(
 	config: ConfigSnapshot,
 	auth: Readonly<{ credentialState(config: ServerConfig): Promise<string> }>,
 ): Promise<ReadonlyMap<string, string>> {
-	const withAuth = config.servers.flatMap((entry) => (entry.config?.auth ? [entry.config] : []));
+	const withAuth = config.servers.flatMap((entry) =>
+		entry.config?.auth || (entry.config && secretNames(entry.config).length > 0) ? [entry.config] : [],
+	);
 	const states = await Promise.all(
 		withAuth.map(async (server) => [server.name, await auth.credentialState(server).catch((e: Error) => e.message)] as const),
 	);

@@ -33,6 +33,8 @@ export type Flags = Readonly<{
 	issuer?: string;
 	oauthScope?: string;
 	description?: string;
+	/** `import`: take literal secrets into the keyring (`pi-mcp secret move`). */
+	moveSecrets?: boolean;
 }>;
 
 export type Parsed = Readonly<{ command?: string; args: readonly string[]; flags: Flags; rest?: readonly string[] }>;
@@ -69,6 +71,7 @@ const OPTIONS: Readonly<Record<string, Spec>> = {
 	issuer: { key: "issuer", value: "string" },
 	"oauth-scope": { key: "oauthScope", value: "string" },
 	description: { key: "description", value: "string" },
+	"move-secrets": { key: "moveSecrets" },
 };
 
 /** Which options each command takes (every command takes json, help; approve where it reads servers). */
@@ -89,7 +92,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 	get: ["approve", "connect", "timeout"],
 	enable: ["scope", "approve", "timeout", "force"],
 	disable: ["scope", "approve", "timeout", "force"],
-	import: ["scope", "force"],
+	import: ["scope", "force", "move-secrets"],
+	secret: ["approve", "scope"],
 };
 
 export const COMMAND_NAMES: readonly string[] = Object.keys(ALLOWED);

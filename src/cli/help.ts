@@ -42,6 +42,7 @@ Commands:
   enable <name> / disable <name> switch a server on or off in the file that defines it
   enable/disable <name> <tool>   show or hide one tool from the model (excludeTools)
   import <client> [file]         copy servers from claude-desktop, claude-code, cursor, vscode, codex or gemini
+  secret set|list|remove|move    a server's \${secret:NAME} values in the OS keyring
 
 Run pi-mcp <command> --help for details.
 ${COMMON}`,
@@ -70,7 +71,16 @@ ${EDITS}`,
 	remove: `Usage: pi-mcp remove [--scope user|project] <name>\n\nRemoves the entry from the file that defines it (says which; --scope when both files do).\n${EDITS}`,
 	enable: `Usage: pi-mcp enable [--scope user|project] <name> [<tool>]\n\nRemoves "enabled": false (or "disabled": true) from the entry in the file that defines the server. With --scope project for a server of\nthe user file, the project file gets an entry that switches it in this project only.\nWith a tool name after the server, shows that tool to the model again (excludeTools).\n${EDITS}`,
 	disable: `Usage: pi-mcp disable [--scope user|project] <name> [<tool> [--approve] [--force]]\n\nSets "enabled": false in the file that defines the server (see enable for --scope project).\nWith a tool name after the server (disable <name> <tool>), hides only that tool from the model:\nits name goes into the entry's "excludeTools". The server is started first (the project file's only\nwith --approve) to check the name: one it does not list is refused (exit 2) with the close names;\n--force writes it without checking.\n${EDITS}`,
-	import: `Usage: pi-mcp import [--scope user|project] [--force] [--json] <client> [file] [name…]
+	secret: `Usage: pi-mcp secret set [--approve] <server> <NAME>      store a value (piped in, or typed without echo)
+       pi-mcp secret list [--approve] [--json] <server>    each \${secret:NAME} the entry uses: stored or not
+       pi-mcp secret remove [--approve] <server> <NAME>
+       pi-mcp secret move [--scope user|project] <server>  literal secrets of env and headers into the keyring
+
+A "\${secret:NAME}" in an env or headers value is read from the OS keyring when the server connects.
+It is stored for the server's identity (its scope, name and what it runs): an entry of the same name
+that runs another command gets nothing. No value is ever printed or written to a file.
+${COMMON}`,
+	import: `Usage: pi-mcp import [--scope user|project] [--force] [--move-secrets] [--json] <client> [file] [name…]
 
 Copies server entries from another client's configuration: the file you name, or the client's
 documented default path. Nothing else is read. Names already present are skipped unless --force.
@@ -81,6 +91,7 @@ Clients and their default files:
   vscode          ./.vscode/mcp.json ("servers"; \${input:…} values are not imported)
   codex           ~/.codex/config.toml ([mcp_servers.<name>]; enabled_tools/disabled_tools kept)
   gemini          ~/.gemini/settings.json (mcpServers; httpUrl, includeTools/excludeTools kept)
+--move-secrets takes literal secrets of each imported entry into the OS keyring (see pi-mcp secret move).
 Give names after the file to import only those. claude-code and vscode files are a project's own:
 they go to the project file unless --scope user (in the user file they would run in every project).
 Exit 1 when some entries were imported and others skipped (each named); 2 when none was.

@@ -13,7 +13,7 @@ import { addServer, type Change, EditError, maskedEntry, runsText } from "../con
 import { FileRefused, readBounded } from "../config/safe-file.ts";
 import { jsonErrorMessage } from "../config/values.ts";
 import { MAX_FILE_BYTES } from "../config.ts";
-import { escapeName } from "../output/text.ts";
+import { escapeName, sanitize } from "../output/text.ts";
 import { isObject } from "../schema.ts";
 import { type Flags, type Scope, UsageError } from "./args.ts";
 import { placeOf, RELOAD_NOTE, report, waitingOf, warnBeforeWriting } from "./edit.ts";
@@ -271,7 +271,26 @@ export async function runImport(io: CliIo, flags: Flags, args: readonly string[]
 		io.out(`Imported ${done.length} of ${outcomes.length} server${outcomes.length === 1 ? "" : "s"} from ${file}.\n`);
 	}
 	if (done.length > 0 && flags.json) io.err(`${RELOAD_NOTE}\n`);
-	// 2 means nothing was written; some written and some skipped is a partial failure.
-	if (skipped.length === 0) return EXIT.ok;
+	const moved = flags.moveSecrets ? await moveImported(io, flags, done, signal) : true;
+	// 2 means nothing was written; some written and some skipped (or secrets not moved) is a partial failure.
+	if (skipped.length === 0) return moved ? EXIT.ok : EXIT.failed;
 	return done.length === 0 ? EXIT.usage : EXIT.failed;
+}
+
+/** `--move-secrets`: each imported entry's literal secrets into the keyring; a failure is said, the entry stays as imported. */
+async function moveImported(io: CliIo, flags: Flags, done: readonly Outcome[], signal: AbortSignal): Promise<boolean> {
+	const { moveSecrets, movedText } = await import("./secret.ts");
+	const failed: string[] = [];
+	for (const { name, change } of done) {
+		try {
+			const moved = await moveSecrets(io, { ...flags, scope: change?.scope }, name, signal);
+			if (moved.length > 0) io.err(`pi-mcp: ${movedText(name, moved)}\n`);
+		} catch (error) {
+			failed.push(name);
+			io.err(
+				`pi-mcp: the secrets of "${escapeName(name)}" were not moved (its entry keeps them as imported): ${sanitize((error as Error).message)}\n`,
+			);
+		}
+	}
+	return failed.length === 0;
 }

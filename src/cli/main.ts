@@ -107,7 +107,11 @@ export async function main(
 		return EXIT.ok;
 	}
 	const edit =
-		command === "import" ? async () => (await import("./import.ts")).runImport(io, flags, args, signal) : EDIT_COMMANDS[command];
+		command === "import"
+			? async () => (await import("./import.ts")).runImport(io, flags, args, signal)
+			: command === "secret"
+				? async () => (await import("./secret.ts")).runSecret(io, flags, args, signal)
+				: EDIT_COMMANDS[command];
 	if (edit) {
 		try {
 			return await edit(io, flags, args, rest, signal);

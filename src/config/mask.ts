@@ -7,18 +7,13 @@
  */
 import { isObject } from "../schema.ts";
 import { decode, isTokenSegment, secretArguments, urlSecrets } from "./secrets.ts";
+import { isReference } from "./values.ts";
 
 /** A value shown in place of one that may hold a secret. */
 export const MASK = "********";
 
 const SECRET_PART =
 	/^(token|secret|password|passwd|pass|pwd|key|apikey|auth|authorization|credential|credentials|cookie|session)$/i;
-
-/** A value is shown as written only when it is made of `${VAR}` references (and an auth scheme word). */
-function isReference(value: string): boolean {
-	const literal = value.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, "").trim();
-	return value.includes("${") && (literal === "" || /^(bearer|basic|token)$/i.test(literal));
-}
 
 /** A URL with its userinfo, every query value and each token-like path segment masked; as written when none. */
 function maskedUrl(text: string): string {
@@ -114,4 +109,34 @@ export function secretHints(entry: unknown, scope?: "user" | "project"): readonl
 				]
 			: [];
 	return [...named, ...new Set(inArgs), ...inUrl];
+}
+
+/** A literal `env` or `headers` value that looks like a secret: what `pi-mcp secret move` takes into the keyring. */
+export type SecretLiteral = Readonly<{ field: "env" | "headers"; key: string; name: string; scheme: string; value: string }>;
+
+/**
+ * The values `secretHints` warns about in `env` and `headers` (a literal under a secret-looking name),
+ * each with a secret name made from its key (unique within the entry) and the auth scheme word it
+ * starts with, which stays in the file (`Bearer ${secret:AUTHORIZATION}`).
+ */
+export function secretLiterals(entry: unknown): readonly SecretLiteral[] {
+	if (!isObject(entry)) return [];
+	const taken = new Set<string>();
+	return (["env", "headers"] as const).flatMap((field) => {
+		const values = entry[field];
+		if (!isObject(values)) return [];
+		return Object.entries(values).flatMap(([key, written]): SecretLiteral[] => {
+			if (typeof written !== "string" || written.length === 0 || written.includes("${")) return [];
+			if (!key.split(/[-_]/).some((part) => SECRET_PART.test(part))) return [];
+			const scheme = /^(?:bearer|basic|token)\s+/i.exec(written)?.[0] ?? "";
+			const value = written.slice(scheme.length);
+			if (value === "") return [];
+			const base = /^[0-9]/.test(variableOf(key)) ? `S_${variableOf(key)}` : variableOf(key);
+			const candidate = (n: number) => (n === 1 ? base.slice(0, 60) : `${base.slice(0, 60)}_${n}`);
+			const free = (n: number): string => (taken.has(candidate(n)) ? free(n + 1) : candidate(n));
+			const name = free(1);
+			taken.add(name);
+			return [{ field, key, name, scheme, value }];
+		});
+	});
 }

@@ -1,9 +1,14 @@
 /**
- * Which configured values are secrets besides `env` and `headers`: the ones a failing server may
- * echo back in its URL or its argv. URL query values and userinfo, and argument values named as
- * credentials (`--password x`, `--api-key=x`, `GITHUB_TOKEN=x`). They join the entry's
- * `secretValues`, which the sanitiser redacts wherever server text is shown.
+ * Which configured values are secrets (`configuredSecrets`, the entry's `secretValues`): their exact
+ * values are replaced wherever server or model text is shown. The values of `${VAR}`s in `env` and
+ * `headers` and of variables named as credentials; literal `env` and `headers` values named as
+ * credentials or shaped like tokens; URL query values and userinfo, and argument values named as
+ * credentials (`--password x`, `--api-key=x`, `GITHUB_TOKEN=x`), which a failing server may echo.
+ * Not secrets: the user's own environment (`${HOME}`, `${USER}`, `${PWD}`, `${TMPDIR}`, `${XDG_…}`
+ * and the like), whose values are paths and names the user must be able to read. Stored
+ * `${secret:…}` values and tokens join at connect time (`auth/`).
  */
+import type { VariableUse } from "./values.ts";
 
 /** Parts of a name that make its value a credential (`--author` has none; `--auth-token` has two). */
 const SECRET_PARTS = new Set([
@@ -119,4 +124,72 @@ export function secretArguments(args: readonly string[]): readonly ArgumentSecre
 /** The values `secretArguments` finds (what the sanitiser redacts). */
 export function argumentSecrets(args: readonly string[]): readonly string[] {
 	return secretArguments(args).map((secret) => secret.value);
+}
+
+/** Variables of the user's own environment: paths, names and settings, never credentials. */
+const USER_ENVIRONMENT = new Set([
+	"HOME",
+	"USER",
+	"USERNAME",
+	"LOGNAME",
+	"PWD",
+	"OLDPWD",
+	"TMPDIR",
+	"TMP",
+	"TEMP",
+	"SHELL",
+	"PATH",
+	"LANG",
+	"LANGUAGE",
+	"TERM",
+	"HOSTNAME",
+	"EDITOR",
+	"VISUAL",
+	"PAGER",
+	"DISPLAY",
+]);
+
+/** Whether a variable is part of the user's environment rather than a credential (`XDG_…`, `LC_…`, `…_DIR` too). */
+export function isUserEnvironment(variable: string): boolean {
+	return USER_ENVIRONMENT.has(variable) || /^(?:XDG|LC)_|_(?:DIR|PATH)$/.test(variable);
+}
+
+/** An auth scheme word a header value may start with; the rest is the credential. */
+const SCHEME = /^(?:bearer|basic|token)\s+/i;
+
+/** The parts of an entry the rule reads: the raw `env`/`headers` (as written) and what they resolved to. */
+export type SecretSources = Readonly<{
+	uses: readonly VariableUse[];
+	raw: Readonly<{ env: Readonly<Record<string, string>>; headers: Readonly<Record<string, string>> }>;
+	env: Readonly<Record<string, string>>;
+	args: readonly string[];
+	url?: string;
+}>;
+
+/** The configured secrets of one entry: see the file comment. */
+export function configuredSecrets(sources: SecretSources): readonly string[] {
+	const fromVariables = sources.uses
+		.filter(({ variable, value, field }) => {
+			if (isUserEnvironment(variable)) return false;
+			const named = isSecretName(variable);
+			return (named || /^(?:env|headers)\./.test(field)) && (named || value.length >= MIN_UNNAMED);
+		})
+		.map(({ value }) => value);
+	const literals = (["env", "headers"] as const).flatMap((field) =>
+		Object.entries(sources.raw[field]).flatMap(([key, value]) => {
+			if (value.includes("${")) return [];
+			const credential = SCHEME.test(value) ? value.replace(SCHEME, "") : value;
+			const secret = isSecretName(key) || /^(?:authorization|cookie)$/i.test(key) || isTokenSegment(credential);
+			return secret ? [value, credential] : [];
+		}),
+	);
+	return [
+		...new Set([
+			...fromVariables,
+			...literals,
+			...argumentSecrets(sources.args),
+			...Object.values(sources.env).flatMap(urlSecrets),
+			...(sources.url === undefined ? [] : urlSecrets(sources.url)),
+		]),
+	];
 }

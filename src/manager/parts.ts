@@ -123,8 +123,10 @@ export function statusOf(ui: Ui, name: string): ServerStatus | undefined {
 	return ui.session.runtime.status().find((status) => status.name === name);
 }
 
-/** The state to show: an idle or failed OAuth server without a usable sign-in needs sign-in. */
+/** The state to show: an idle or failed server missing a stored secret or a usable sign-in needs it. */
 export function stateOf(status: ServerStatus, credential: string | undefined): string {
+	const secret = /^needs secret \w+/.exec(credential ?? "")?.[0];
+	if (secret && (status.state === "idle" || status.state === "failed")) return secret;
 	const signIn = credential !== undefined && /^(not signed in|sign-in expired)/.test(credential);
 	return signIn && (status.state === "idle" || status.state === "failed") ? "needs sign-in" : status.state;
 }
@@ -143,7 +145,7 @@ export function facts(status: ServerStatus): string {
 export function stateColor(state: string): "success" | "error" | "warning" | "muted" | "dim" {
 	if (state === "ready") return "success";
 	if (state === "failed" || state === "invalid") return "error";
-	if (state === "connecting" || state === "needs sign-in") return "warning";
+	if (state === "connecting" || state.startsWith("needs ")) return "warning";
 	return state === "disabled" ? "dim" : "muted";
 }
 

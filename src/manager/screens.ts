@@ -24,6 +24,7 @@ import {
 	textScreen,
 	type Ui,
 } from "./parts.ts";
+import { secretChoices, secretScreen } from "./secret-input.ts";
 import { toolRows } from "./tool-rows.ts";
 
 /** A server's tools: type to search (the `mcp` tool's own search), pick one to see its schema. */
@@ -178,6 +179,7 @@ function actions(ui: Ui, name: string): Choice[] {
 		...connect,
 		...toggle,
 		...signIn,
+		...secretChoices(ui, name),
 		{ value: "stderr", label: "Stderr tail", description: "the server's last stderr lines" },
 		{ value: "error", label: "Last error", description: "the full last error" },
 		...(status?.instructions
@@ -274,7 +276,9 @@ export function serverScreen(ui: Ui, name: string): Screen {
 		instructions: () =>
 			ui.push(textScreen(ui, `${escapeName(name)}: instructions`, () => statusOf(ui, name)?.instructions ?? "(none sent)")),
 	};
-	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) => handlers[row.value]?.());
+	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) =>
+		row.value.startsWith("secret:") ? ui.push(secretScreen(ui, name, row.value.slice(7))) : handlers[row.value]?.(),
+	);
 	return {
 		header: (width) => header(ui, name, width),
 		hint: "↑↓ navigate · enter choose · esc back",

@@ -15,6 +15,7 @@ import type { Connection } from "./connection.ts";
 import { Eras } from "./era.ts";
 import { cancelledRequest, closedError, type Exit, noSuchTool, requestError, setupError, unknownServer } from "./failures.ts";
 import { closeLive, openServer } from "./open.ts";
+import { secretsFor, withStoredSecrets } from "./secrets.ts";
 import { serverStatus } from "./status.ts";
 import { TailBuffer } from "./stderr-tail.ts";
 import { checkedCall } from "./validate.ts";
@@ -246,15 +247,13 @@ export class ConnectionTable {
 		return this.#options.words ?? PI_WORDS;
 	}
 
-	/** Values never to show: those expanded from variables, the bearer token, and every credential seen. */
-	#secrets(name: string): readonly string[] {
-		const config = this.#entries.get(name)?.config;
-		const bearer = config?.bearerTokenEnv !== undefined ? this.#options.env[config.bearerTokenEnv] : undefined;
-		return [...(config?.secretValues ?? []), ...(bearer ? [bearer] : []), ...(this.#options.auth?.secrets() ?? [])];
+	/** Values never to show (`secrets.ts`): the entry's configured secrets, its bearer token, every credential seen. */
+	secrets(name: string): readonly string[] {
+		return secretsFor(this.#entries.get(name)?.config, this.#options);
 	}
 
 	#clean(name: string, text: string): string {
-		return sanitize(text, this.#secrets(name));
+		return sanitize(text, this.secrets(name));
 	}
 
 	#tail(name: string): TailBuffer {
@@ -268,7 +267,7 @@ export class ConnectionTable {
 	#statusOf(entry: ServerEntry): ServerStatus {
 		const name = entry.name;
 		const stderrTail = this.#clean(name, this.#tails.get(name)?.text() ?? "");
-		return serverStatus({ entry, connection: this.#connection(name), stderrTail, secrets: this.#secrets(name) });
+		return serverStatus({ entry, connection: this.#connection(name), stderrTail, secrets: this.secrets(name) });
 	}
 
 	/** The usable config of a server, or an error that says why not. */
@@ -335,10 +334,11 @@ export class ConnectionTable {
 	/** Opens one server: credentials first (a missing one costs no process nor request), tail, step-up, close. */
 	async #open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
+		const filled = await withStoredSecrets(this.#options.auth, config, signal);
 		const authProvider = await this.#credentials(config, signal);
 		const tail = this.#tail(name);
 		const given = { clientInfo: this.#options.clientInfo, transports: this.#options.transports, eras: this.#eras };
-		return openServer(config, {
+		return openServer(filled, {
 			...given,
 			signal,
 			authProvider,

@@ -483,7 +483,7 @@ describe("bearer", () => {
 });
 
 describe("${VAR} interpolation", () => {
-	it("expands variables in url, args, env and headers and records the values as secrets", async () => {
+	it("expands variables in url, args, env and headers; the values used in env and headers are secrets (issue 48)", async () => {
 		const env = { HOST: "api.example", TOKEN: "tok-123456", ARG: "arg-value", KEY: "key-value" };
 		await withDirs(async (dirs) => {
 			await writeUser(dirs, {
@@ -494,13 +494,13 @@ describe("${VAR} interpolation", () => {
 			const web = usable(snapshot, "web");
 			assert.equal(web.url, "https://api.example/mcp");
 			assert.deepEqual(web.headers, { Authorization: "Bearer tok-123456", Plain: "plain" });
-			assert.ok(web.secretValues.includes("api.example"));
+			assert.ok(!web.secretValues.includes("api.example"), "a host is not a secret");
 			assert.ok(web.secretValues.includes("tok-123456"));
 			const local = usable(snapshot, "local");
 			assert.deepEqual(local.args, ["--flag=arg-value", "literal"]);
 			assert.deepEqual(local.env, { API_KEY: "key-value", MIXED: "a-arg-value-b" });
 			assert.ok(local.secretValues.includes("key-value"));
-			assert.ok(local.secretValues.includes("arg-value"));
+			assert.ok(local.secretValues.includes("arg-value"), "ARG is used in env (MIXED) too");
 			assert.ok(!local.secretValues.includes("tok-123456"));
 		});
 	});
