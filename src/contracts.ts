@@ -16,6 +16,7 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { AuthorizationRequired, AuthRequired, Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
+import type { Pending } from "./pins/pins.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
 
 export type ClientInfo = Readonly<{ name: string; version: string }>;
@@ -91,7 +92,18 @@ export type RuntimeOptions = Readonly<{
 	auth?: Credentials;
 	/** How messages name the next step (the front end's commands); defaults to Pi's `/mcp …`. */
 	words?: Words;
+	/** `<agent dir>/mcp-pins.json` (#47); without it nothing is pinned (a session made by hand in a test). */
+	pinsPath?: string;
 }>;
+
+/** Whether a server's definitions are pinned, how many are withheld, and the model's one line about them. */
+export type PinStatus = Readonly<{ state: "pinned" | "not pinned" | "unreadable"; pending: number; note?: string }>;
+
+/** What a review of a server shows (#47): its withheld definitions and, when it cannot be read, the pins file's problem. */
+export type PinReview = Readonly<{ state: PinStatus["state"]; pending: readonly Pending[]; error?: string }>;
+
+/** A prompt or resource template a request names: refused before sending while it is withheld. */
+export type Named = Readonly<{ kind: "prompts" | "templates"; name: string }>;
 
 export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
 
@@ -110,8 +122,10 @@ export type ServerStatus = Readonly<{
 	ignoredKeys: readonly string[];
 	/** Per field of `includeTools` / `excludeTools` set: how many listed tools it hides (once listed). */
 	hiddenTools?: readonly Readonly<{ field: "includeTools" | "excludeTools"; count?: number; names?: readonly string[] }>[];
-	/** The server's instructions, sanitised and bounded (once connected). */
+	/** The server's instructions, sanitised and bounded (once connected); changed ones only once approved. */
 	instructions?: string;
+	/** Pinning (#47): absent for an entry with no usable configuration. */
+	pins?: PinStatus;
 }>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
@@ -144,7 +158,12 @@ export interface Runtime {
 		capability: Capability,
 		run: (client: Client, options: RequestOptions) => Promise<T>,
 		signal?: AbortSignal,
+		named?: Named,
 	): Promise<T>;
+	/** Connects and lists every kind of definition, then what is withheld until the user approves it (#47). */
+	changes(server: string, signal?: AbortSignal): Promise<PinReview>;
+	/** Approves withheld definitions (these keys, or all), writes the pins and lists again; how many were approved. */
+	approve(server: string, keys?: readonly string[], signal?: AbortSignal): Promise<number>;
 	/** Closes the client and resets the server to idle (and clears a latched failure). */
 	reset(server: string): Promise<void>;
 	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */

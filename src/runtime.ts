@@ -7,6 +7,8 @@
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
 import { CallFailed } from "./errors.ts";
 import { Given } from "./runtime/instructions.ts";
+import { PinnedServers } from "./runtime/pinned.ts";
+import { approve, changes, refuseWithheld } from "./runtime/review.ts";
 import type { TailBuffer } from "./runtime/stderr-tail.ts";
 import {
 	type Connection,
@@ -34,6 +36,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		connections: new Map<string, Connection>(),
 		stderrTails: new Map<string, TailBuffer>(),
 		shutdown: new AbortController(),
+		pins: new PinnedServers(options.pinsPath),
 	};
 	// Held from creation to disposal: the SDK's console notices stay off the terminal meanwhile.
 	const release = sdkConsole.hold();
@@ -56,11 +59,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
 		call: (name, toolName, args, callOptions = {}) => callTool(t, name, toolName, args, callOptions),
 
-		async request(name, what, capability, run, signal) {
+		async request(name, what, capability, run, signal, named) {
 			const live = await ready(t, name, signal);
 			if (!live.client.getServerCapabilities()?.[capability]) {
 				throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
 			}
+			if (named) await refuseWithheld(t, name, named, signal);
 			try {
 				return await run(live.client, { signal, timeout: configOf(t, name).requestTimeoutMs });
 			} catch (error) {
@@ -69,6 +73,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		},
 
 		reset: (name) => reset(t, name),
+
+		changes: (name, signal) => changes(t, name, signal),
+		approve: (name, keys, signal) => approve(t, name, keys, signal),
 
 		async connect(name, signal) {
 			await ready(t, name, signal).catch(() => undefined);
@@ -87,6 +94,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		update: (servers) => update(t, servers),
 		dispose: async () => {
 			await dispose(t);
+			await t.pins.flush();
 			release();
 		},
 	};

@@ -64,6 +64,7 @@ export type RawServer = Transport &
 		protocolVersion: ProtocolMode;
 		/** Which tool calls wait for the user's yes (`schema/confirm.ts`); default "none". */
 		confirm?: ConfirmSetting;
+		/** Pin what the server shows the model until the user approves a change (#47; default true). */ pin?: boolean;
 		/** Pi-only keys that were accepted but have no effect here. */
 		ignoredKeys: readonly string[];
 	}>;
@@ -130,6 +131,7 @@ const COMMON_KEYS = [
 	"includeTools",
 	"excludeTools",
 	"confirm",
+	"pin",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
@@ -192,9 +194,10 @@ function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
 	if (message !== undefined) fail(message);
 }
 
-function earlyStartFlag(raw: Fields): boolean {
-	if (raw.earlyStart !== undefined && typeof raw.earlyStart !== "boolean") fail('field "earlyStart" must be true or false');
-	return raw.earlyStart !== false;
+/** A flag that is on unless set to false: `earlyStart`, `pin`. */
+function onUnlessFalse(raw: Fields, key: "earlyStart" | "pin"): boolean {
+	if (raw[key] !== undefined && typeof raw[key] !== "boolean") fail(`field "${key}" must be true or false`);
+	return raw[key] !== false;
 }
 
 function enabledFlag(raw: Fields): boolean {
@@ -344,11 +347,12 @@ function serverShape(raw: Fields): RawServer {
 		cwd: optionalString(raw, "cwd"),
 		headers: stringMap(raw, "headers"),
 		enabled: enabledFlag(raw),
-		earlyStart: earlyStartFlag(raw),
+		earlyStart: onUnlessFalse(raw, "earlyStart"),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
 		...toolFilter(raw),
 		confirm: confirmSetting(raw),
+		pin: onUnlessFalse(raw, "pin"),
 		protocolVersion: protocolMode(raw),
 	};
 	const ignoredKeys = PI_ONLY_KEYS.filter((key) => key in raw);

@@ -176,6 +176,7 @@ export class McpSession {
 			clientInfo: { name: "pi-mcp", version: VERSION },
 			auth: this.auth,
 			words: inputs.words,
+			pinsPath: join(inputs.agentDir, "mcp-pins.json"),
 		});
 		this.#made = { runtime, overflow: inputs.overflow ?? createOverflowStore({ baseDir: inputs.overflowDir }) };
 		return this.#made;

@@ -33,6 +33,7 @@ const FLOORS: Readonly<Record<string, number>> = {
 	sdk: 1,
 	store: 1,
 	contracts: 2,
+	pins: 2,
 	auth: 3,
 	runtime: 3,
 	tool: 3,

@@ -28,6 +28,10 @@ export type OpenOptions = Readonly<{
 	onClose: (live: Live, exited: Promise<Exit | undefined>) => void;
 	/** Maps a failed connect's error (a step-up link for `403 insufficient_scope`). */
 	mapError: (error: unknown) => Promise<unknown>;
+	/** Sees each message from the server before the SDK parses it, and may change it (pinning, #47). */
+	filter?: (message: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>;
+	/** The server said a list changed (a `list_changed` notification). */
+	onListChanged?: (kind: "tools" | "prompts" | "resources") => void;
 }>;
 
 function negotiation(config: ServerConfig): { mode: "auto" | "legacy" | { pin: string }; probe?: { timeoutMs: number } } {
@@ -88,9 +92,23 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	const spawns = config.transport === "stdio" ? watchSpawns(marker) : undefined;
 	if (transport instanceof sdk.StdioClientTransport) transport.stderr?.on("data", (chunk: Buffer) => tail.push(chunk));
 	const checks = outputChecks();
+	const watched = options.onListChanged;
+	// A changed list is listed again only when next used: no request unless someone asks.
+	const changed = (kind: "tools" | "prompts" | "resources") => ({
+		autoRefresh: false,
+		debounceMs: 0,
+		onChanged: () => watched?.(kind),
+	});
 	const client = new sdk.Client(
 		{ name: options.clientInfo.name, version: options.clientInfo.version },
-		{ capabilities: {}, versionNegotiation: negotiation(config), jsonSchemaValidator: checks },
+		{
+			capabilities: {},
+			versionNegotiation: negotiation(config),
+			jsonSchemaValidator: checks,
+			...(watched
+				? { listChanged: { tools: changed("tools"), prompts: changed("prompts"), resources: changed("resources") } }
+				: {}),
+		},
 	);
 	const closing = new Closing();
 	client.onerror = () => {
@@ -110,6 +128,12 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		throw exit && (exit.code !== null || exit.signal !== null) ? new ExitedDuringSetup(mapped, exit) : mapped;
 	}
 	const child = spawns?.stop();
+	// The SDK parses list results into its own types, dropping keys no spec names: pinning sees them first.
+	// `onmessage` is the Transport interface's public callback, which the SDK set at connect.
+	const port = transport as unknown as { onmessage?: (message: Readonly<Record<string, unknown>>, extra?: unknown) => void };
+	const deliver = port.onmessage;
+	const filter = options.filter;
+	if (filter && deliver) port.onmessage = (message, extra) => deliver(filter(message), extra);
 	const live: Live = {
 		client,
 		pgid: wrapper && transport instanceof sdk.StdioClientTransport ? (transport.pid ?? undefined) : undefined,

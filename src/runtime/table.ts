@@ -15,6 +15,7 @@ import { loadSdk } from "../sdk.ts";
 import { closedError, requestError, setupError } from "./failures.ts";
 import { boundedInstructions } from "./instructions.ts";
 import { closeLive, openServer } from "./open.ts";
+import { filterMessage, type PinnedServers } from "./pinned.ts";
 import { TailBuffer } from "./stderr-tail.ts";
 import { checkedCall } from "./validate.ts";
 import { filteredRefusal, filterFor, hiddenFor, hiddenSummary, nextIndex, type ToolIndex } from "./visible-tools.ts";
@@ -34,6 +35,7 @@ export type Table = Readonly<{
 	connections: Map<string, Connection>;
 	stderrTails: Map<string, TailBuffer>;
 	shutdown: AbortController;
+	/** What the user approved of each server (#47) */ pins: PinnedServers;
 }>;
 
 /** How messages name the next step: the front end's words (Pi's by default). */
@@ -159,21 +161,26 @@ async function within<T>(ms: number, abort: AbortController, run: () => Promise<
 	}
 }
 
+type Wanted = "held" | "fresh" | "refresh";
 /**
  * Coalesced `tools/list`: concurrent callers share one request; the SDK keeps its own cache. `held`: a
  * listing already held will do; `fresh`: the server lists again (joining a listing in flight).
  */
-export function index(t: Table, name: string, live: Live, wanted: "held" | "fresh", signal?: AbortSignal): Promise<ToolIndex> {
+export function index(t: Table, name: string, live: Live, wanted: Wanted, signal?: AbortSignal): Promise<ToolIndex> {
 	const current = connection(t, name);
 	if (current.state !== "ready" || current.live !== live) {
 		return Promise.reject(new CallFailed(name, `the connection to MCP server "${name}" was reset`, "closed"));
 	}
-	if (current.listing) return awaitWith(current.listing, signal, () => cancelledCall(t, name));
+	if (current.listing && wanted !== "refresh") return awaitWith(current.listing, signal, () => cancelledCall(t, name));
 	if (current.index && wanted === "held") return Promise.resolve(current.index);
 	const timeout = t.entries.get(name)?.config?.requestTimeoutMs;
 	const listing = (
 		live.client.getServerCapabilities()?.tools
-			? live.client.listTools(undefined, { timeout, signal: t.shutdown.signal })
+			? live.client.listTools(undefined, {
+					timeout,
+					signal: t.shutdown.signal,
+					...(wanted === "refresh" && { cacheMode: "refresh" }),
+				})
 			: Promise.resolve({ tools: [] as Tool[] })
 	).then(
 		(result) => {
@@ -234,7 +241,7 @@ export async function visibleTool(
 	const fresh = hiddenFor(first, toolName) !== undefined ? first : await index(t, name, live, "fresh", signal);
 	const again = fresh.byName.get(toolName);
 	if (again) return { live, tool: again };
-	const reason = hiddenFor(fresh, toolName);
+	const reason = t.pins.refusal(t.entries.get(name)?.config, "tools", toolName) ?? hiddenFor(fresh, toolName);
 	if (reason) throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${reason}`, "refused");
 	const names = fresh.tools.map((tool) => escapeName(tool.name));
 	const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
@@ -245,6 +252,9 @@ export async function visibleTool(
 	);
 }
 
+/** The held tool index goes (the server said its list changed). */
+const forget = (t: Table, name: string, now = connection(t, name)) =>
+	now.state === "ready" && t.connections.set(name, { ...now, index: undefined });
 export async function reset(t: Table, name: string): Promise<void> {
 	const current = connection(t, name);
 	t.connections.set(name, { state: "idle" });
@@ -263,6 +273,7 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 		description: entry.config?.description ? sanitize(entry.config.description) : undefined,
 		ignoredKeys: entry.ignoredKeys,
 		stderrTail: clean(t, entry.name, t.stderrTails.get(entry.name)?.text() ?? "") || undefined,
+		pins: t.pins.status(entry.config),
 	};
 	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error };
 	if (!entry.enabled) return { ...base, state: "disabled" };
@@ -270,10 +281,11 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 	if (current.state === "failed") return { ...base, state: "failed", error: current.error.message };
 	const hiddenTools = hiddenSummary(filterFor(entry), current.state === "ready" ? current.index : undefined);
 	if (current.state !== "ready") return { ...base, state: current.state, hiddenTools };
+	const instructions = t.pins.instructions(entry.config, current.live.instructions);
 	return {
 		...base,
 		hiddenTools,
-		instructions: boundedInstructions(current.live.instructions, secretsOf(t, entry.name)),
+		instructions: boundedInstructions(instructions, secretsOf(t, entry.name)),
 		state: "ready",
 		era: current.live.era,
 		protocolVersion: current.live.protocolVersion,
@@ -289,13 +301,16 @@ export function statusOf(t: Table, entry: ServerEntry): ServerStatus {
 export async function openFor(t: Table, config: ServerConfig, signal: AbortSignal): Promise<Live> {
 	const name = config.name;
 	const authProvider = await credentials(t, config, signal);
+	const pins = await t.pins.prepare(config);
 	const tail = tailOf(t, name);
-	return openServer(config, {
+	const live = await openServer(config, {
 		clientInfo: t.options.clientInfo,
 		signal,
 		authProvider,
 		tail,
 		mapError: async (error) => stepUp(t, await loadSdk(), name, error),
+		filter: pins && ((message) => filterMessage(pins, message)),
+		onListChanged: (kind) => kind === "tools" && forget(t, name), // the next use (and `confirm`) lists anew
 		onClose: (live, exited) => {
 			const current = connection(t, name);
 			if (current.state !== "ready" || current.live !== live) return;
@@ -315,6 +330,8 @@ export async function openFor(t: Table, config: ServerConfig, signal: AbortSigna
 			});
 		},
 	});
+	pins?.instructions(live.instructions); // pinned at the first connection
+	return live;
 }
 
 /** One tool call on a server's client, connecting first if needed; errors name the server and the tool. */

@@ -28,3 +28,14 @@ export function withHints(name: string, tool: Annotated): string {
 export function instructionLines(server: string, instructions: string | undefined): readonly string[] {
 	return instructions === undefined ? [] : [`Instructions from MCP server "${server}" (given once per session):`, instructions];
 }
+
+/**
+ * The one line a server's withheld definitions get (#47): how many changed since the user approved them
+ * and where to review them, never their text. None when nothing is withheld.
+ */
+export function pendingLines(
+	statuses: readonly Readonly<{ name: string; pins?: Readonly<{ note?: string }> }>[],
+	servers: readonly string[],
+): readonly string[] {
+	return statuses.flatMap((status) => (servers.includes(status.name) && status.pins?.note ? [status.pins.note] : []));
+}
