@@ -16,7 +16,6 @@ import type {
 } from "@modelcontextprotocol/client";
 import type { AuthorizationRequired, AuthRequired, Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
-import type { Pending } from "./pins/pins.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
 
 export type ClientInfo = Readonly<{ name: string; version: string }>;
@@ -100,7 +99,22 @@ export type RuntimeOptions = Readonly<{
 export type PinStatus = Readonly<{ state: "pinned" | "not pinned" | "unreadable"; pending: number; note?: string }>;
 
 /** What a review of a server shows (#47): its withheld definitions and, when it cannot be read, the pins file's problem. */
-export type PinReview = Readonly<{ state: PinStatus["state"]; pending: readonly Pending[]; error?: string }>;
+export type PinReview = Readonly<{ state: PinStatus["state"]; pending: readonly PendingChange[]; error?: string }>;
+
+/**
+ * A definition withheld from the model until the user approves it (#47), as a review shows it: `before`
+ * (the approved one, none when new) and `after` as indented JSON, hidden characters escaped visibly.
+ */
+export type PendingChange = Readonly<{
+	key: string;
+	kind: "tools" | "prompts" | "templates" | "instructions";
+	name: string;
+	reason: "changed" | "new" | "external" | "unreadable";
+	/** One line: what it is and why it is withheld. */
+	title: string;
+	before: string;
+	after: string;
+}>;
 
 /** A prompt or resource template a request names: refused before sending while it is withheld. */
 export type Named = Readonly<{ kind: "prompts" | "templates"; name: string }>;

@@ -10,10 +10,7 @@
  * approving different servers both keep theirs. A file that cannot be read or parsed is never rewritten:
  * every pinned definition stays withheld until `pi-mcp trust --reset` moves it aside.
  */
-import { rename } from "node:fs/promises";
-import { exclusiveEdit, FileRefused, inTurn, readBounded, writeExclusive } from "../config/safe-file.ts";
 import { isObject } from "../schema.ts";
-import { acquireLock } from "../store.ts";
 
 export type Kind = "tools" | "prompts" | "templates" | "instructions";
 export const KINDS: readonly Kind[] = ["tools", "prompts", "templates", "instructions"];
@@ -32,7 +29,7 @@ export type PinChange = Readonly<{
 }>;
 
 /** 5,000 tools with large schemas stay well within it; more is not a pins file pi-mcp wrote. */
-const MAX_PINS_BYTES = 64 * 1024 * 1024;
+export const MAX_PINS_BYTES = 64 * 1024 * 1024;
 
 export class PinsUnreadable extends Error {
 	override readonly name = "PinsUnreadable";
@@ -43,9 +40,11 @@ export class PinsUnreadable extends Error {
 	}
 }
 
-const EMPTY: PinsData = { version: 1, servers: {} };
+export const EMPTY: PinsData = { version: 1, servers: {} };
 
-function parsePins(path: string, text: string): PinsData {
+/** The pins in `text` (none when undefined: first use); `PinsUnreadable` when it is not a pins file. */
+export function parsePins(path: string, text: string | undefined): PinsData {
+	if (text === undefined) return EMPTY;
 	let value: unknown;
 	try {
 		value = JSON.parse(text);
@@ -68,14 +67,6 @@ function parsePins(path: string, text: string): PinsData {
 	return value as PinsData;
 }
 
-/** The file's pins; none when it does not exist; `PinsUnreadable` when it cannot be read or parsed. */
-export async function readPins(path: string): Promise<PinsData> {
-	const text = await readBounded(path, MAX_PINS_BYTES).catch((error: unknown) => {
-		throw new PinsUnreadable(path, error instanceof FileRefused ? error.message.replace(`${path} `, "") : String(error));
-	});
-	return text === undefined ? EMPTY : parsePins(path, text);
-}
-
 export function applyChanges(data: PinsData, changes: readonly PinChange[]): PinsData {
 	const servers: Record<string, ServerPins> = { ...data.servers };
 	for (const change of changes) {
@@ -91,45 +82,4 @@ export function applyChanges(data: PinsData, changes: readonly PinChange[]): Pin
 		};
 	}
 	return { version: 1, servers };
-}
-
-/** Applies `changes` to the file under its lock, re-read first; refuses to touch an unreadable file. */
-export function writePins(path: string, changes: readonly PinChange[]): Promise<void> {
-	return inTurn(() =>
-		exclusiveEdit(
-			path,
-			async () => {
-				const current = await readPins(path);
-				await writeExclusive(path, `${JSON.stringify(applyChanges(current, changes))}\n`, 0o600);
-			},
-			{ lock: acquireLock },
-		),
-	);
-}
-
-/**
- * `pi-mcp trust --reset`: forgets one server's pins (the next connection pins afresh). An unreadable file
- * is moved aside (`<file>.unreadable-<time>`) and every server starts afresh; the result says which.
- */
-export function resetPins(path: string, identity: string, server: string): Promise<"forgot" | "none" | "moved"> {
-	return inTurn(() =>
-		exclusiveEdit(
-			path,
-			async () => {
-				const current = await readPins(path).catch(async (error: unknown) => {
-					if (!(error instanceof PinsUnreadable)) throw error;
-					await rename(path, `${path}.unreadable-${new Date().toISOString().replace(/[:.]/g, "-")}`);
-					return undefined;
-				});
-				if (current === undefined) {
-					await writeExclusive(path, `${JSON.stringify(EMPTY)}\n`, 0o600);
-					return "moved" as const;
-				}
-				if (!current.servers[identity]) return "none" as const;
-				await writeExclusive(path, `${JSON.stringify(applyChanges(current, [{ identity, server, forget: true }]))}\n`, 0o600);
-				return "forgot" as const;
-			},
-			{ lock: acquireLock },
-		),
-	);
 }

@@ -6,22 +6,7 @@
  * first use (its first whole listing), and says which instructions may be given.
  */
 import { canonical } from "./canonical.ts";
-import { type Approved, type Kind, type PinChange, type PinsData, PinsUnreadable, readPins, writePins } from "./file.ts";
-
-/** A definition withheld from the model until the user approves it. */
-export type Pending = Readonly<{
-	key: string;
-	kind: Kind;
-	name: string;
-	hash: string;
-	/** The definition as it came on the wire (never shown to the model). */
-	definition: unknown;
-	/** The approved one, when this is a change of it. */
-	approved?: unknown;
-	/** Why: changed, new, an external `$ref` (cannot be pinned), or the pins file cannot be read. */
-	reason: "changed" | "new" | "external" | "unreadable";
-	external?: string;
-}>;
+import { type Approved, applyChanges, type Kind, type PinChange, type PinsData, PinsUnreadable, parsePins } from "./file.ts";
 
 type Held = { server: string; seen: Set<Kind>; definitions: Map<string, Approved> };
 
@@ -48,6 +33,29 @@ function redacted(value: unknown, secrets: readonly string[]): unknown {
 	return JSON.parse(escaped.reduce((acc, secret) => acc.split(secret).join("[redacted]"), text));
 }
 
+/** A definition withheld from the model until the user approves it. */
+export type Pending = Readonly<{
+	key: string;
+	kind: Kind;
+	name: string;
+	hash: string;
+	/** The definition as it came on the wire (never shown to the model). */
+	definition: unknown;
+	/** The approved one, when this is a change of it. */
+	approved?: unknown;
+	/** Why: changed, new, an external `$ref` (cannot be pinned), or the pins file cannot be read. */
+	reason: "changed" | "new" | "external" | "unreadable";
+	external?: string;
+}>;
+
+/** The file's I/O (the runtime gives it: the lock and the safe writes live in rooms above this one). */
+export type PinsIo = Readonly<{
+	/** The file's text, undefined when it does not exist; throws when it cannot be read. */
+	read(path: string): Promise<string | undefined>;
+	/** Re-reads the file under its lock and writes what `next` makes of its text. */
+	update(path: string, next: (text: string | undefined) => string): Promise<void>;
+}>;
+
 export class Pins {
 	readonly path: string;
 	#loaded?: Promise<void>;
@@ -57,14 +65,17 @@ export class Pins {
 	#writes: Promise<void> = Promise.resolve();
 	#writeError?: Error;
 
-	constructor(path: string) {
+	readonly #io: PinsIo;
+
+	constructor(path: string, io: PinsIo) {
 		this.path = path;
+		this.#io = io;
 	}
 
 	/** Reads the file once (a missing file is first use); later calls share the read. */
 	load(): Promise<void> {
-		this.#loaded ??= readPins(this.path).then(
-			(data) => this.#adopt(data),
+		this.#loaded ??= this.#io.read(this.path).then(
+			(text) => this.#adopt(parsePins(this.path, text)),
 			(error: unknown) => {
 				this.#error = error instanceof PinsUnreadable ? error : new PinsUnreadable(this.path, String(error));
 			},
@@ -115,7 +126,9 @@ export class Pins {
 			for (const [key, approved] of Object.entries(change.set ?? {})) held.definitions.set(key, approved);
 			this.#held.set(change.identity, held);
 		}
-		const write = this.#writes.then(() => writePins(this.path, [change]));
+		const write = this.#writes.then(() =>
+			this.#io.update(this.path, (text) => `${JSON.stringify(applyChanges(parsePins(this.path, text), [change]))}\n`),
+		);
 		this.#writes = write.then(
 			() => undefined,
 			(error: Error) => {

@@ -8,11 +8,13 @@
  */
 
 import { serverIdentity } from "../config/identity.ts";
-import type { PinStatus } from "../contracts.ts";
+import type { PendingChange, PinStatus } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
+import { pendingTitle, shownDefinition } from "../pins/diff.ts";
 import type { Kind } from "../pins/file.ts";
-import { type Pending, Pins, type ServerPins } from "../pins/pins.ts";
+import { Pins, type ServerPins } from "../pins/pins.ts";
 import type { ServerConfig } from "../schema.ts";
+import { pinsIo } from "./pins-io.ts";
 
 /** A JSON-RPC message as the transport hands it on (only a result's lists are looked at). */
 type Message = Readonly<Record<string, unknown>>;
@@ -41,7 +43,7 @@ export class PinnedServers {
 	readonly #pins?: Pins;
 
 	constructor(path: string | undefined) {
-		this.#pins = path === undefined ? undefined : new Pins(path);
+		this.#pins = path === undefined ? undefined : new Pins(path, pinsIo);
 	}
 
 	/** The server's view once its pins are read (at its first connection); undefined when not pinned. */
@@ -98,9 +100,17 @@ export class PinnedServers {
 		return `is withheld: ${why}; the user can review it with /mcp or pi-mcp trust ${server}`;
 	}
 
-	/** The definitions withheld now (after the listings this session made). */
-	pending(config: ServerConfig | undefined): readonly Pending[] {
-		return this.view(config)?.pending() ?? [];
+	/** The definitions withheld now (after the listings this session made), as a review shows them. */
+	pending(config: ServerConfig | undefined): readonly PendingChange[] {
+		return (this.view(config)?.pending() ?? []).map((each) => ({
+			key: each.key,
+			kind: each.kind,
+			name: each.name,
+			reason: each.reason,
+			title: pendingTitle(each),
+			before: shownDefinition(each.approved),
+			after: shownDefinition(each.definition),
+		}));
 	}
 
 	/** The pins file's problem, when it cannot be read. */

@@ -174,13 +174,10 @@ export function index(t: Table, name: string, live: Live, wanted: Wanted, signal
 	if (current.listing && wanted !== "refresh") return awaitWith(current.listing, signal, () => cancelledCall(t, name));
 	if (current.index && wanted === "held") return Promise.resolve(current.index);
 	const timeout = t.entries.get(name)?.config?.requestTimeoutMs;
+	const options = { timeout, signal: t.shutdown.signal, ...(wanted === "refresh" && { cacheMode: "refresh" as const }) };
 	const listing = (
 		live.client.getServerCapabilities()?.tools
-			? live.client.listTools(undefined, {
-					timeout,
-					signal: t.shutdown.signal,
-					...(wanted === "refresh" && { cacheMode: "refresh" }),
-				})
+			? live.client.listTools(undefined, options)
 			: Promise.resolve({ tools: [] as Tool[] })
 	).then(
 		(result) => {
@@ -252,7 +249,6 @@ export async function visibleTool(
 	);
 }
 
-/** The held tool index goes (the server said its list changed). */
 const forget = (t: Table, name: string, now = connection(t, name)) =>
 	now.state === "ready" && t.connections.set(name, { ...now, index: undefined });
 export async function reset(t: Table, name: string): Promise<void> {
