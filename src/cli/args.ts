@@ -15,6 +15,9 @@ export type Flags = Readonly<{
 	help: boolean;
 	version: boolean;
 	force: boolean;
+	/** `trust`: approve without asking; forget the server's pins. */
+	yes?: boolean;
+	reset?: boolean;
 	/** Seconds; bounds connecting and each request for this run. */
 	timeout?: number;
 	out?: string;
@@ -50,6 +53,8 @@ const OPTIONS: Readonly<Record<string, Spec>> = {
 	help: { key: "help", short: "h" },
 	version: { key: "version", short: "v" },
 	force: { key: "force" },
+	yes: { key: "yes", short: "y" },
+	reset: { key: "reset" },
 	timeout: { key: "timeout", value: "seconds" },
 	out: { key: "out", value: "string" },
 	scope: { key: "scope", value: "scope" },
@@ -76,6 +81,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 	login: ["approve", "timeout"],
 	logout: ["approve"],
 	doctor: ["approve", "timeout"],
+	trust: ["approve", "timeout", "yes", "reset"],
 	add: ["scope", "force", "env", "header", "url", "auth", "bearer-env", "client-id", "issuer", "oauth-scope", "description"],
 	"add-json": ["scope", "force"],
 	remove: ["scope"],

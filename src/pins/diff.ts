@@ -69,9 +69,9 @@ function lcsDiff(a: readonly string[], b: readonly string[]): Segment[] {
 		if (i < a.length && j < b.length && a[i] === b[j]) {
 			out.push({ op: "same", text: a[i++] ?? "" });
 			j++;
-		} else if (j < b.length && (i === a.length || (table[i * width + j + 1] ?? 0) >= (table[(i + 1) * width + j] ?? 0))) {
-			out.push({ op: "add", text: b[j++] ?? "" });
-		} else out.push({ op: "del", text: a[i++] ?? "" });
+		} else if (i < a.length && (j === b.length || (table[(i + 1) * width + j] ?? 0) >= (table[i * width + j + 1] ?? 0))) {
+			out.push({ op: "del", text: a[i++] ?? "" });
+		} else out.push({ op: "add", text: b[j++] ?? "" });
 	}
 	return out;
 }

@@ -24,7 +24,7 @@ function nameOf(kind: Kind, item: unknown): string {
 }
 
 /** `value` with each exact secret replaced (the stored copy; the hash is of what came). */
-function redacted(value: unknown, secrets: readonly string[]): unknown {
+export function redacted(value: unknown, secrets: readonly string[]): unknown {
 	const present = secrets.filter((secret) => secret.length >= 4);
 	if (present.length === 0) return value;
 	const text = JSON.stringify(value) ?? "null";
@@ -74,12 +74,12 @@ export class Pins {
 
 	/** Reads the file once (a missing file is first use); later calls share the read. */
 	load(): Promise<void> {
-		this.#loaded ??= this.#io.read(this.path).then(
-			(text) => this.#adopt(parsePins(this.path, text)),
-			(error: unknown) => {
+		this.#loaded ??= this.#io
+			.read(this.path)
+			.then((text) => this.#adopt(parsePins(this.path, text)))
+			.catch((error: unknown) => {
 				this.#error = error instanceof PinsUnreadable ? error : new PinsUnreadable(this.path, String(error));
-			},
-		);
+			});
 		return this.#loaded;
 	}
 

@@ -12,7 +12,7 @@ import type { PendingChange, PinStatus } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
 import { pendingTitle, shownDefinition } from "../pins/diff.ts";
 import type { Kind } from "../pins/file.ts";
-import { Pins, type ServerPins } from "../pins/pins.ts";
+import { Pins, redacted, type ServerPins } from "../pins/pins.ts";
 import type { ServerConfig } from "../schema.ts";
 import { pinsIo } from "./pins-io.ts";
 
@@ -109,7 +109,7 @@ export class PinnedServers {
 			reason: each.reason,
 			title: pendingTitle(each),
 			before: shownDefinition(each.approved),
-			after: shownDefinition(each.definition),
+			after: shownDefinition(redacted(each.definition, config?.secretValues ?? [])),
 		}));
 	}
 
