@@ -42,7 +42,7 @@ export const parameters = Type.Object({
 export type Params = Readonly<Static<typeof parameters>>;
 
 /** The `/mcp` subcommands (completion in `index.ts`, the body in `command.ts`). */
-export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout", "prompt", "attach"];
+export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout", "prompt", "attach", "trust"];
 
 export const DESCRIPTION =
 	"Use MCP servers. action=status: servers; tools: server?, query? (plain words; no server: all); describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";
