@@ -82,7 +82,7 @@ export async function pinning(config: BenchConfig): Promise<FigureResult> {
 		lines: [
 			{
 				name: "13 pinning 5,000 tools",
-				value: `+${formatValue(added.median, "ms")} a listing (first use ${formatValue(first - base.median, "ms")} more)`,
+				value: `${added.median >= 0 ? "+" : ""}${formatValue(added.median, "ms")} a listing (first use ${formatValue(first - base.median, "ms")} more)`,
 				comparison: `baseline ${formatValue(base.median, "ms")} unpinned`,
 				target: `≤ +${TARGET_MS} ms`,
 				verdict: verdict(added.median <= TARGET_MS),
