@@ -64,10 +64,11 @@ function describeSource(source: ServerSource): string {
 	return source.kind === "extension" ? `registered by extension ${source.path}` : source.path;
 }
 
-function entryError(name: string, source: ServerSource, message: string): string {
+/** An invalid entry's error (naming the server and file) and its problem alone (what tells two apart). */
+function entryError(name: string, source: ServerSource, message: string): Readonly<{ error: string; problem: string }> {
 	// Escaped as a whole: the name and the keys quoted in the message are as written in the file, and
 	// may hold controls, bidi or invisible characters (our own text holds none).
-	return escapeName(`server "${name}" (${describeSource(source)}): ${message}`);
+	return { error: escapeName(`server "${name}" (${describeSource(source)}): ${message}`), problem: escapeName(message) };
 }
 
 /** A file system call's result, or the error it threw. */
@@ -231,14 +232,14 @@ function resolveServer(name: string, source: ServerSource, raw: RawServer, optio
 function toEntry(candidate: Candidate, options: LoadOptions): ServerEntry {
 	const { name, source } = candidate;
 	if (candidate.kind === "invalid") {
-		return { name, source, enabled: false, error: entryError(name, source, candidate.error), ignoredKeys: [] };
+		return { name, source, enabled: false, ...entryError(name, source, candidate.error), ignoredKeys: [] };
 	}
 	if (candidate.kind === "override") {
 		return {
 			name,
 			source,
 			enabled: false,
-			error: entryError(name, source, "only sets enabled/disabled, but no user entry of that name exists"),
+			...entryError(name, source, "only sets enabled/disabled, but no user entry of that name exists"),
 			ignoredKeys: candidate.ignoredKeys,
 		};
 	}
@@ -251,7 +252,7 @@ function toEntry(candidate: Candidate, options: LoadOptions): ServerEntry {
 			name,
 			source,
 			enabled: candidate.raw.enabled,
-			error: entryError(name, source, error.message),
+			...entryError(name, source, error.message),
 			ignoredKeys: candidate.raw.ignoredKeys,
 		};
 	}

@@ -14,7 +14,7 @@ import type {
 	Middleware,
 	Tool,
 } from "@modelcontextprotocol/client";
-import type { AuthorizationRequired, AuthRequired, Words } from "./errors.ts";
+import type { AuthorizationRequired, AuthRequired, Worded, Words } from "./errors.ts";
 import type { OverflowStore } from "./output.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry, ServerSource } from "./schema.ts";
 
@@ -128,6 +128,10 @@ export type ServerStatus = Readonly<{
 	transport?: "stdio" | "http";
 	description?: string;
 	error?: string;
+	/** An invalid entry's problem alone, without the server and file `error` names. */
+	problem?: string;
+	/** A failure's message made with another front end's words (where it names a next step). */
+	errorIn?: Worded;
 	era?: string;
 	protocolVersion?: string;
 	serverName?: string;
@@ -157,6 +161,8 @@ export interface Runtime {
 	status(): readonly ServerStatus[];
 	/** Names of all entries, for completions. */
 	names(): readonly string[];
+	/** The tools of the last listing in the server's order, those hidden from the model included; never connects. */
+	listed(server: string): readonly Tool[];
 	/** Connects if needed and lists the model-visible tools anew (joining a listing in flight). */
 	tools(server: string, signal?: AbortSignal): Promise<readonly Tool[]>;
 	/** The definition of one model-visible tool (from the listing held), its output check compiled. */

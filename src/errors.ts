@@ -23,15 +23,20 @@ export const PI_WORDS: Words = {
 /** The next step a message names, as data: its kind and its server. */
 export type Hint = Readonly<{ kind: "reconnect" | "login"; server: string }>;
 
+/** A message made again with another front end's words (the manager's items rather than Pi's commands). */
+export type Worded = (words: Words) => string;
+
 /** A server's connection could not be set up; latched until `/mcp reconnect`. */
 export class SetupFailed extends Error {
 	override readonly name = "SetupFailed";
 	readonly server: string;
 	readonly hint?: Hint;
-	constructor(server: string, message: string, hint?: Hint) {
+	readonly worded?: Worded;
+	constructor(server: string, message: string, hint?: Hint, worded?: Worded) {
 		super(message);
 		this.server = server;
 		this.hint = hint;
+		this.worded = worded;
 	}
 }
 
@@ -51,10 +56,12 @@ export class AuthRequired extends Error {
 	override readonly name = "AuthRequired";
 	readonly server: string;
 	readonly hint?: Hint;
-	constructor(server: string, message: string, hint?: Hint) {
+	readonly worded?: Worded;
+	constructor(server: string, message: string, hint?: Hint, worded?: Worded) {
 		super(message);
 		this.server = server;
 		this.hint = hint;
+		this.worded = worded;
 	}
 }
 
@@ -66,12 +73,19 @@ export class CallFailed extends Error {
 	readonly server: string;
 	readonly reason: CallFailure;
 	readonly hint?: Hint;
-	constructor(server: string, message: string, reason: CallFailure, hint?: Hint) {
+	readonly worded?: Worded;
+	constructor(server: string, message: string, reason: CallFailure, hint?: Hint, worded?: Worded) {
 		super(message);
 		this.server = server;
 		this.reason = reason;
 		this.hint = hint;
+		this.worded = worded;
 	}
+}
+
+/** How an error's message is made with a front end's words, where it names a next step. */
+export function wordedOf(error: unknown): Worded | undefined {
+	return error instanceof SetupFailed || error instanceof AuthRequired || error instanceof CallFailed ? error.worded : undefined;
 }
 
 /** The message of an error, or the thrown value as text. */
@@ -82,8 +96,8 @@ export function errorText(error: unknown): string {
 /** Sign-in is needed: `url` is the one authorization link, also contained in the message. */
 export class AuthorizationRequired extends AuthRequired {
 	readonly url: string;
-	constructor(server: string, message: string, url: string) {
-		super(server, message);
+	constructor(server: string, message: string, url: string, worded?: Worded) {
+		super(server, message, undefined, worded);
 		this.url = url;
 	}
 }

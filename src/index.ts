@@ -138,6 +138,7 @@ function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
 /** `session_start`: ends the previous session and reads the configuration (nothing connects). */
 function startSession(host: Host, ctx: ExtensionContext): Promise<void> {
 	host.started(ctx);
+	if (ctx.mode === "tui") void import("./manager/tab.ts").then(({ mcpTab }) => ctx.ui.addAutocompleteProvider(mcpTab));
 	return host.chain(async () => {
 		await host.replace(undefined);
 		const config = await host.readConfig(ctx, host.servers());

@@ -1,100 +1,56 @@
 /**
  * The runtime's face (`Runtime`): one SDK client per server, opened lazily and shared by concurrent
- * callers; independent calls; latched failures; reset and teardown. The face is what a call needs. The connection table behind it is
- * `runtime/table.ts` (state per server, replaced whole and re-read after every `await`); how one server
- * is opened and closed, `runtime/open.ts`.
+ * callers; independent calls; latched failures; reset and teardown. The face is what a call needs; the
+ * connection table behind it (`runtime/table.ts`) owns the state per server; how one server is opened
+ * and closed is `runtime/open.ts`'s.
  */
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
-import { CallFailed } from "./errors.ts";
 import { Given } from "./runtime/instructions.ts";
-import { PinnedServers } from "./runtime/pinned.ts";
 import { approve, changes, refuseWithheld } from "./runtime/review.ts";
-import type { TailBuffer } from "./runtime/stderr-tail.ts";
-import {
-	type Connection,
-	callError,
-	callTool,
-	configOf,
-	connection,
-	dispose,
-	index,
-	ready,
-	reset,
-	statusOf,
-	type Table,
-	unknownServer,
-	update,
-	visibleTool,
-} from "./runtime/table.ts";
-import type { ServerEntry } from "./schema.ts";
+import { ConnectionTable } from "./runtime/table.ts";
 import { sdkConsole } from "./sdk.ts";
 
 export function createRuntime(options: RuntimeOptions): Runtime {
-	const t: Table = {
-		options,
-		entries: new Map<string, ServerEntry>(options.servers.map((entry) => [entry.name, entry])),
-		connections: new Map<string, Connection>(),
-		stderrTails: new Map<string, TailBuffer>(),
-		shutdown: new AbortController(),
-		pins: new PinnedServers(options.pinsPath),
-	};
+	const table = new ConnectionTable(options);
 	// Held from creation to disposal: the SDK's console notices stay off the terminal meanwhile.
 	const release = sdkConsole.hold();
 	const given = new Given();
 	return {
-		status: () => [...t.entries.values()].map((entry) => statusOf(t, entry)),
-		names: () => [...t.entries.keys()],
+		status: () => table.status(),
+		names: () => table.names(),
+		listed: (name) => table.listed(name),
 
 		async tools(name, signal) {
-			const live = await ready(t, name, signal);
-			return (await index(t, name, live, "fresh", signal)).tools;
+			const live = await table.ready(name, signal);
+			return (await table.listTools(name, live, "fresh", signal)).tools;
 		},
 
 		async tool(name, toolName, signal) {
-			const { live, tool } = await visibleTool(t, name, toolName, signal);
+			const { live, tool } = await table.visibleTool(name, toolName, signal);
 			// Compiled now, the check is ready for the call that follows (one the model is still writing).
 			if (tool.outputSchema) void live.outputChecks.prepare(tool.outputSchema);
 			return tool;
 		},
 
-		call: (name, toolName, args, callOptions = {}) => callTool(t, name, toolName, args, callOptions),
-
+		call: (name, toolName, args, callOptions = {}) => table.call(name, toolName, args, callOptions),
 		async request(name, what, capability, run, signal, named) {
-			const live = await ready(t, name, signal);
-			if (!live.client.getServerCapabilities()?.[capability]) {
-				throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
-			}
-			if (named) await refuseWithheld(t, name, named, signal);
-			try {
-				return await run(live.client, { signal, timeout: configOf(t, name).requestTimeoutMs });
-			} catch (error) {
-				throw await callError(t, name, error, signal, undefined, what);
-			}
+			if (named) await refuseWithheld(table, name, named, signal);
+			return table.request(name, what, capability, run, signal);
 		},
-
-		reset: (name) => reset(t, name),
-
-		changes: (name, signal) => changes(t, name, signal),
-		approve: (name, keys, signal) => approve(t, name, keys, signal),
-
-		async connect(name, signal) {
-			await ready(t, name, signal).catch(() => undefined);
-			const current = connection(t, name);
-			if (current.state === "ready") await index(t, name, current.live, "fresh", signal).catch(() => undefined);
-			const entry = t.entries.get(name);
-			if (!entry) throw unknownServer(t, name);
-			return statusOf(t, entry);
-		},
+		changes: (name, signal) => changes(table, name, signal),
+		approve: (name, keys, signal) => approve(table, name, keys, signal),
+		reset: (name) => table.reset(name),
+		connect: (name, signal) => table.connect(name, signal),
 
 		instructionsOnce: (name) => {
-			const entry = t.entries.get(name);
-			return entry && given.once(name, statusOf(t, entry).instructions);
+			const known = table.names().includes(name);
+			return known ? given.once(name, table.statusOf(name).instructions) : undefined;
 		},
 
-		update: (servers) => update(t, servers),
+		update: (servers) => table.update(servers),
 		dispose: async () => {
-			await dispose(t);
-			await t.pins.flush();
+			await table.dispose();
+			await table.pins.flush();
 			release();
 		},
 	};

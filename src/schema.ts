@@ -92,6 +92,8 @@ export type ServerEntry = Readonly<{
 	enabled: boolean;
 	config?: ServerConfig;
 	error?: string;
+	/** What is wrong, without the server and file `error` names (set with `error`). */
+	problem?: string;
 	ignoredKeys: readonly string[];
 }>;
 

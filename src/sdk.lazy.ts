@@ -20,6 +20,7 @@ export {
 	SdkErrorCode,
 	SdkHttpError,
 	StreamableHTTPClientTransport,
+	UriTemplate,
 	withDpop,
 } from "@modelcontextprotocol/client";
 export { StdioClientTransport } from "@modelcontextprotocol/client/stdio";

@@ -8,10 +8,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { runAction } from "../src/catalog/actions.ts";
+import type { Params } from "../src/catalog/requests.ts";
+import { modelStatus, userStatus } from "../src/catalog/status.ts";
 import type { Session } from "../src/contracts.ts";
-import { runAction } from "../src/tool/actions.ts";
-import { type Params, parameters } from "../src/tool/definition.ts";
-import { modelStatus, userStatus } from "../src/tool/status.ts";
+import { parameters } from "../src/tool/definition.ts";
 import { count, HOSTILE, LEGACY_EXIT, readWire, SERVER, waitForWire } from "./helpers/servers.ts";
 import { type OpenSession, openSession } from "./helpers/session.ts";
 

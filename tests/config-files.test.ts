@@ -9,13 +9,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { runAction } from "../src/catalog/actions.ts";
+import type { Result } from "../src/catalog/listing.ts";
 import { MAX_DEPTH } from "../src/config/scan.ts";
 import { MAX_SERVERS } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { runAction } from "../src/tool/actions.ts";
-import type { Result } from "../src/tool/listing.ts";
 import {
 	broken,
 	type Dirs,

@@ -12,10 +12,10 @@ import { after, before, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
 import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import type { JsonSchemaType } from "@modelcontextprotocol/client";
+import { runAction } from "../src/catalog/actions.ts";
 import type { CommandSession, Runtime } from "../src/contracts.ts";
 import { outputChecks } from "../src/runtime/validate.ts";
 import { indexOf } from "../src/search/rank.ts";
-import { runAction } from "../src/tool/actions.ts";
 import { parameters } from "../src/tool/definition.ts";
 import { EarlyStart } from "../src/tool/early/start.ts";
 import {

@@ -42,12 +42,26 @@ test("the manager's tools: Tab hides a tool (excludeTools, greyed) and shows it 
 	tui.keys("Enter");
 	await tui.waitFor(/fx {2}idle · stdio/, "the server screen");
 	tui.keys("Enter");
-	await tui.waitFor(/→ echo\s+Echo the text back/, "the tool list");
+	const listed = await tui.waitFor(/→ echo\s+Echo the text back/, "the tool list");
+	// The hints the server declares, beside each tool; the footer whole.
+	assert.match(listed, /^ {2}delete_file\s+\[destructive\] Delete a file for good/m);
+	assert.match(listed, /^ {2}read_file\s+\[read-only, idempotent\] Read a file's text/m);
+	assert.match(listed, /tab hide\/show · esc back/);
+	// Up on the first row stays there (no wrap to the last): Down then goes to the second row.
+	tui.keys("Up");
+	tui.keys("Down");
+	await tui.waitFor((screen) => /^→ /m.test(screen) && !/^→ echo/m.test(screen), "the second row");
+	tui.keys("Up");
+	await tui.waitFor(/^→ echo/m, "the first row again");
 	tui.type("delete_file");
-	await tui.waitFor(/→ delete_file\s+Delete a file for good/, "the search result");
+	await tui.waitFor(/→ delete_file\s+\[destructive\] Delete a file for good/, "the search result");
 
 	tui.keys("Tab");
-	const hidden = await tui.waitFor(/→ delete_file {2}\(hidden by excludeTools\)/, "the tool, hidden and greyed");
+	const hidden = await tui.waitFor(
+		/→ delete_file\s+\(hidden by excludeTools\) \[destructive\] Delete a file for good/,
+		"the tool, hidden and greyed, with its description",
+	);
+	assert.doesNotMatch(hidden, /no tool matches/, "a hidden row matches: no note says none does");
 	assert.match(hidden, /Hidden: "delete_file" \(excludeTools in \S+mcp\.json\)\./);
 	const edited = JSON.parse(await readFile(file, "utf8"));
 	assert.deepEqual(edited.mcpServers.fx.excludeTools, ["delete_file"]);
@@ -58,14 +72,23 @@ test("the manager's tools: Tab hides a tool (excludeTools, greyed) and shows it 
 		.split("\n")
 		.find((line) => line.includes("(hidden by excludeTools)"));
 	assert.ok(row?.includes("\u001b["), "the hidden row is styled");
+	// Without a query, the hidden tool keeps its place in the server's order (before delete_dir), not the bottom.
+	tui.keys(..."delete_file".split("").map(() => "BSpace"));
+	const all = await tui.waitFor(/search: \n|search:\s*type to filter/, "the whole list again");
+	const at = (name: string) => all.split("\n").findIndex((line) => new RegExp(`^.{2}${name}\\s`).test(line));
+	assert.ok(at("delete_file") >= 0 && at("delete_file") < at("delete_dir"), all);
+	assert.match(all, /delete_file\s+\(hidden by excludeTools\)/);
 
+	tui.type("delete_file");
+	await tui.waitFor(/→ delete_file\s+\(hidden by/, "the hidden tool found");
 	tui.keys("Tab");
-	await tui.waitFor(/→ delete_file\s+Delete a file for good/, "the tool, shown again");
+	await tui.waitFor(/→ delete_file\s+\[destructive\] Delete a file for good/, "the tool, shown again");
 	assert.equal(await readFile(file, "utf8"), text, "the file is as it was");
 
 	// The server screen shows what the server tells the model, in its header and as an item.
 	tui.keys("Escape");
 	const server = await tui.waitFor(/instructions: Read before you delete\./, "the instructions on the server screen");
+	assert.doesNotMatch(server, /Shown:|Hidden:/, "the tools screen's message stays there");
 	assert.match(server, /^ {2}Instructions\s+what the server tells the model/m);
 
 	tui.kill();

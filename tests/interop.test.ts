@@ -9,12 +9,12 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { runAction } from "../src/catalog/actions.ts";
+import type { Params } from "../src/catalog/requests.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { createOverflowStore } from "../src/output.ts";
 import { createRuntime } from "../src/runtime.ts";
-import { runAction } from "../src/tool/actions.ts";
-import type { Params } from "../src/tool/definition.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 

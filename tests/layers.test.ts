@@ -35,6 +35,7 @@ const FLOORS: Readonly<Record<string, number>> = {
 	store: 1,
 	contracts: 2,
 	auth: 3,
+	catalog: 3,
 	runtime: 3,
 	tool: 3,
 	cli: 4,
@@ -130,6 +131,18 @@ test("each room imports only rooms on its own floor or below, and the rooms form
 	assert.ok(Math.max(...Object.values(FLOORS)) < MAX_FLOORS, "at most five declared floors");
 	const tallest = [...floor.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
 	assert.ok(tallest[1] <= MAX_FLOORS, `${tallest[1]} floors of rooms: ${chain.get(tallest[0])?.join(" → ")}`);
+});
+
+/** The three faces word what the core (`catalog`) computes; none imports another. */
+const FACES = ["tool", "manager", "cli"];
+
+test("the faces (the model's tool, the manager, the shell) import nothing from one another", () => {
+	const crossing = [...graph()].flatMap(([file, imports]) =>
+		imports
+			.filter((target) => FACES.includes(roomOf(file)) && FACES.includes(roomOf(target)) && roomOf(file) !== roomOf(target))
+			.map((target) => `${file} → ${target}`),
+	);
+	assert.deepEqual(crossing, [], "imports from one face into another");
 });
 
 test("the floor count sees type-only, lazy and re-exported imports, in folders (the reader can fail)", () => {

@@ -96,8 +96,10 @@ test("the /mcp manager: servers, actions, tools with search and schema, reconnec
 	tui.keys("Enter");
 	const servers = await tui.waitFor(/esc close/, "the manager");
 	assert.match(servers, /MCP servers \(pi-mcp\)/);
-	assert.match(servers, /→ idle\s+fixture\s+stdio — \/\S+\/agent\/mcp\.json/);
-	assert.match(servers, /^\s+idle\s+broken\s+stdio/m);
+	// A row says what tells servers apart (the description), the one file they come from is named once.
+	assert.match(servers, /→ idle\s+fixture\s+stdio — the fixture\n/);
+	assert.match(servers, /^\s+idle\s+broken\s+stdio\n/m);
+	assert.match(servers, /^ {2}all in \/\S+\/agent\/mcp\.json$/m);
 
 	tui.keys("Enter");
 	const server = await tui.waitFor(/fixture {2}idle · stdio/, "the server screen");
@@ -130,11 +132,11 @@ test("the /mcp manager: servers, actions, tools with search and schema, reconnec
 	tui.keys("Down", "Enter");
 	const failed = await tui.waitFor(/broken {2}failed · stdio/, "the failure after reconnect");
 	assert.match(failed, /error: MCP server "broken" failed to start/);
-	// The outcome names the cause, not the state twice ("Connect failed (failed)").
-	await tui.waitFor(
-		/MCP server "broken" failed to start: the server exited with code 3 before the MCP handshake; see Last error/,
-		"the connect outcome",
-	);
+	// The failure once, whole, with its cause (the server's stderr); the outcome only says how it ended.
+	const outcome = await tui.waitFor(/Connect failed\./, "the connect outcome");
+	assert.match(outcome, /the server exited with code 3 before the MCP handshake/);
+	assert.match(outcome, /fixture crash: missing API_KEY/);
+	assert.equal(outcome.match(/failed to start/g)?.length, 1, outcome);
 	tui.keys("Down", "Down", "Enter");
 	await tui.waitFor(/broken: stderr[\s\S]*fixture crash: missing API_KEY/, "the stderr tail");
 	// One key at a time, each after the screen it acts on: a lone Escape is told from the start of
@@ -400,11 +402,11 @@ test("the manager names the state first, in colour, failed servers first; Connec
 	tui.keys("Down", "Enter");
 	await tui.waitFor(/broken {2}idle · stdio/, "the broken server");
 	tui.keys("Down", "Enter");
-	const failed = await tui.waitFor(/MCP server "broken" failed to start: [^\n]+; see Last error/, "the failure");
+	const failed = await tui.waitFor(/Connect failed\./, "the failure");
 	assert.match(failed, /^→ Reconnect/m);
 	tui.keys("Down", "Down", "Down", "Enter");
 	const error = await tui.waitFor(/broken: last error/, "the last error");
-	assert.match(error, /then press Enter on Reconnect\./);
+	assert.match(error, /then run Reconnect\./);
 	assert.doesNotMatch(error, /\/mcp reconnect/);
 
 	tui.keys("Escape");
@@ -450,5 +452,28 @@ test("the manager disables and enables a server in the file that defines it, and
 	await tui.waitFor(/Enabled "fixture" in \S+mcp\.json\./, "the second edit");
 	await tui.waitFor(/fixture {2}idle · stdio[\s\S]*^ {2}Connect/m, "enabled again, and connectable");
 	assert.equal(JSON.parse(await readFile(file, "utf8")).mcpServers.fixture.enabled, true);
+	await stop(tui, log);
+});
+
+test("the manager at 80×24 tells servers apart: descriptions, not the one file again; an invalid entry's problem, not its file", {
+	skip: !HAS_TMUX && "needs tmux",
+}, async () => {
+	const { tui, log } = await startTui(
+		{
+			alpha: { command: process.execPath, args: [SERVER], description: "Alpha's notes" },
+			beta: { command: process.execPath, args: [SERVER], description: "Beta's tickets" },
+			bad_one: { command: 5 } as unknown as Entry,
+			bad_two: { url: "ftp://example.invalid/x" },
+		},
+		{ size: { cols: 80, rows: 24 } },
+	);
+	const list = await openManager(tui);
+	assert.match(list, /^ {2}idle\s+alpha\s+stdio — Alpha's notes$/m);
+	assert.match(list, /^ {2}idle\s+beta\s+stdio — Beta's tickets$/m);
+	assert.equal(list.match(/mcp\.json/g)?.length, 1, `the file is named once:\n${list}`);
+	const invalid = list.split("\n").filter((line) => /invalid/.test(line));
+	assert.equal(invalid.length, 2, list);
+	for (const line of invalid) assert.doesNotMatch(line, /server "bad_|mcp\.json/, "the row shows the problem itself");
+	assert.notEqual(invalid[0]?.replace(/bad_\w+/, ""), invalid[1]?.replace(/bad_\w+/, ""), "two problems differ");
 	await stop(tui, log);
 });

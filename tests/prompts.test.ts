@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { completeUserCommand, namedArguments, splitWords } from "../src/manager/prompt.ts";
+import { completeUserCommand, namedArguments, splitWords } from "../src/manager/conversation.ts";
 import { type JsonEvent, makeSandbox, type Sandbox, startPiRpc } from "./helpers/pi.ts";
 import { FIXTURES, readWire, startedPids } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { rankedListing } from "../src/catalog/listing.ts";
 import { SLICE_MS } from "../src/search/build.ts";
 import {
 	buildIndex,
@@ -23,7 +24,6 @@ import {
 } from "../src/search/rank.ts";
 import { SYNONYM_GROUPS } from "../src/search/synonyms.ts";
 import { isWeak, MAX_NAMES, MIN_NAMES, strength, WEAK_RESULT_CHARS } from "../src/search/weak.ts";
-import { rankedListing } from "../src/tool/listing.ts";
 
 type CatalogTool = SearchTool & Readonly<{ origin: string }>;
 const CATALOG = JSON.parse(
@@ -332,8 +332,8 @@ test("overlapping searches under Pi's own loader (jiti, no module cache) all get
 	const fromPi = createRequire(fileURLToPath(import.meta.resolve("@earendil-works/pi-coding-agent")));
 	const { createJiti } = fromPi("jiti") as typeof import("jiti");
 	const jiti = createJiti(import.meta.url, { moduleCache: false });
-	const listing = await jiti.import<typeof import("../src/tool/listing.ts")>(
-		fileURLToPath(new URL("../src/tool/listing.ts", import.meta.url)),
+	const listing = await jiti.import<typeof import("../src/catalog/listing.ts")>(
+		fileURLToPath(new URL("../src/catalog/listing.ts", import.meta.url)),
 	);
 	const tools = CATALOG.slice(0, 40);
 	const session = { runtime: { tools: async () => tools } } as unknown as Parameters<typeof listing.matchingTools>[0];

@@ -54,6 +54,7 @@ test("registration and session_start load only index, session, the early start, 
 
 	assert.deepEqual(phase(undefined, "-- registered"), [
 		"async.ts",
+		"catalog/requests.ts",
 		"config.ts",
 		"config/scan.ts",
 		"config/secrets.ts",
@@ -71,6 +72,10 @@ test("registration and session_start load only index, session, the early start, 
 	const status = lines.find((line) => line.startsWith("-- status:"));
 	assert.equal(status, "-- status: s1: idle · stdio");
 	assert.deepEqual(phase("-- session started", status), [
+		"catalog/actions.ts",
+		"catalog/hints.ts",
+		"catalog/listing.ts",
+		"catalog/status.ts",
 		"errors.ts",
 		"output.ts",
 		"output/content.ts",
@@ -80,17 +85,14 @@ test("registration and session_start load only index, session, the early start, 
 		"runtime/instructions.ts",
 		"runtime/open.ts",
 		"runtime/processes.ts",
+		"runtime/status.ts",
 		"runtime/stderr-tail.ts",
 		"runtime/table.ts",
 		"runtime/validate.ts",
 		"runtime/visible-tools.ts",
 		"schema/tool-filter.ts",
 		"sdk.ts",
-		"tool/actions.ts",
 		"tool/execute.ts",
-		"tool/hints.ts",
-		"tool/listing.ts",
-		"tool/status.ts",
 	]);
 	// The model starting an `mcp` call loads the early start, and the SDK while the arguments stream (nothing connects).
 	assert.deepEqual(phase(status, "-- mcp streamed"), ["SDK", "sdk.lazy.ts", "tool/early/start.ts", "tool/early/stream.ts"]);

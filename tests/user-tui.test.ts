@@ -114,3 +114,56 @@ test("/mcp prompt with Tab completion; a missing argument is asked for; the mode
 	);
 	await stop(tui, log);
 });
+
+test("/mcp: Tab after a space completes; an unknown server gets a did-you-mean; the manager's forms fill a template and every prompt argument, with completion", {
+	skip: !HAS_TMUX && "needs tmux",
+}, async () => {
+	const { tui, log } = await startTui(undefined, [{ text: "MODEL SAW: {{user}}" }]);
+	tui.type("/mcp tools ");
+	// A space opens no menu; Tab then offers the servers (before, Pi's editor looked for file paths).
+	await tui.waitFor((screen) => screen.includes("/mcp tools") && !/^→ /m.test(screen), "the typed space, no menu");
+	tui.keys("Tab");
+	await tui.waitFor(/\/mcp tools notes(?!\S)/, "the one server, completed on Tab");
+	tui.keys("Enter");
+	await tui.waitFor(/notes: \d+ tools/, "the tools");
+
+	tui.type("/mcp prompt notse hello");
+	await tui.waitFor(/\/mcp prompt notse hello/, "the typed command");
+	tui.keys("Enter");
+	await tui.waitFor(/unknown MCP server "notse"; configured: notes; did you mean "notes"\?/, "the did-you-mean");
+
+	tui.type("/mcp");
+	await tui.waitFor(/^→ mcp/m, "the command menu");
+	tui.keys("Enter");
+	await tui.waitFor(/esc close/, "the manager");
+	tui.keys("Enter");
+	await tui.waitFor(/^→ Tools/m, "the server's actions");
+	tui.keys("Up", "Enter");
+	await tui.waitFor(/notes:\/\/note\/\{id\}\s+template: fill it in/, "the resources with the template");
+	tui.keys("Up", "Enter");
+	await tui.waitFor(/^→ id\*/m, "the template's form");
+	tui.type("a");
+	await tui.waitFor(/tab: alpha/, "the server's completion for the variable");
+	tui.keys("Tab");
+	await tui.waitFor(/^→ id\*\s+alpha/m, "the completion taken");
+	tui.keys("Enter", "Enter");
+	await tui.waitFor(/Attached notes:\/\/note\/alpha \(\d+ B\)/, "the filled template attached");
+
+	tui.keys("Escape");
+	await tui.waitFor(/^→ Resources/m, "back on the server screen");
+	tui.keys("Up", "Enter");
+	await tui.waitFor(/notes: prompts[\s\S]*→ review/, "the prompts");
+	tui.keys("Enter");
+	const form = await tui.waitFor(/^→ file\*/m, "the prompt's form");
+	assert.match(form, /^ {2}focus\s+\(optional\)/m, "the optional argument is offered, marked");
+	tui.type("src/");
+	await tui.waitFor(/tab: src\/a\.ts · src\/b\.ts/, "the server's completions for the argument");
+	tui.keys("Tab");
+	await tui.waitFor(/^→ file\*\s+src\/a\.ts/m, "the completion taken");
+	tui.keys("Down");
+	tui.type("style");
+	await tui.waitFor(/^→ focus\s+style/m, "the optional argument typed");
+	tui.keys("Down", "Enter");
+	await tui.waitFor(/MODEL SAW: [\s\S]*Please review src\/a\.ts for style\./, "the prompt sent with both arguments");
+	await stop(tui, log);
+});

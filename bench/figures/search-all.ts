@@ -13,7 +13,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
-import { SEARCH_WAIT_MS } from "../../src/tool/listing.ts";
+import { SEARCH_WAIT_MS } from "../../src/catalog/listing.ts";
 import type { BenchConfig, FigureResult } from "../lib/config.ts";
 import { SETSID } from "../lib/mcp.ts";
 import {

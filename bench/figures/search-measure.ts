@@ -8,8 +8,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { encode } from "gpt-tokenizer/encoding/o200k_base";
+import { rankedListing } from "../../src/catalog/listing.ts";
 import type { SearchTool } from "../../src/search/rank.ts";
-import { rankedListing } from "../../src/tool/listing.ts";
 import { CATALOG2_HOLDOUT } from "../data/catalog2-holdout.ts";
 import { CATALOG2_TUNE } from "../data/catalog2-tune.ts";
 import { FRESH, HOLDOUT, type Query, split } from "../data/discovery-queries.ts";

@@ -351,9 +351,7 @@ export function fetchWith(signal: AbortSignal): (url: string | URL, init?: Reque
 }
 
 export function missingVariable(config: ServerConfig, field: string, variable: string | undefined, words: Words): AuthRequired {
-	return new AuthRequired(
-		config.name,
-		`MCP server "${config.name}": ${field} ${variable} is not set; set it in the environment Pi runs in, then run ${words.reconnect(config.name)}.`,
-		{ kind: "reconnect", server: config.name },
-	);
+	const say = (w: Words) =>
+		`MCP server "${config.name}": ${field} ${variable} is not set; set it in the environment Pi runs in, then run ${w.reconnect(config.name)}.`;
+	return new AuthRequired(config.name, say(words), { kind: "reconnect", server: config.name }, say);
 }

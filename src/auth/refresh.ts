@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { once } from "../async.ts";
-import { type AuthorizationRequired, errorText, SetupFailed } from "../errors.ts";
+import { type AuthorizationRequired, errorText, SetupFailed, type Words } from "../errors.ts";
 import type { HttpServerConfig } from "../schema.ts";
 import { acquireLock, ensurePrivateDir, LockBusy } from "../store.ts";
 import { type AuthContext, rotated } from "./record.ts";
@@ -47,19 +47,15 @@ export function createRefresh(ctx: AuthContext, reauthorize: Reauthorize, option
 	/** The refresh lock was not obtained: who holds it, and what to do. */
 	function lockFailure(config: HttpServerConfig, error: unknown, logout = false): Error {
 		const name = config.name;
-		const [what, then] = logout
-			? ["the sign-in was not removed", "sign out again"]
-			: ["the sign-in was not refreshed", `run ${ctx.words.reconnect(name)}`];
+		const what = logout ? "the sign-in was not removed" : "the sign-in was not refreshed";
+		const then = (words: Words) => (logout ? "sign out again" : `run ${words.reconnect(name)}`);
 		const reason = !(error instanceof LockBusy)
 			? `the refresh lock could not be taken (${errorText(error)}); the lock directory must be a directory of this user`
 			: error.holder && error.alive !== false
 				? `another process held the refresh lock for more than ${Math.round(lockTimeoutMs / 1000)} s: ${error.message}. If that process is stuck, resume or end it`
 				: `the refresh lock was not released: ${error.message}. If no pi process is refreshing this sign-in, remove ${error.path}`;
-		return new SetupFailed(
-			name,
-			clean(config, `MCP server "${name}": ${what}: ${reason}; then ${then}.`),
-			logout ? undefined : { kind: "reconnect", server: name },
-		);
+		const say = (words: Words) => clean(config, `MCP server "${name}": ${what}: ${reason}; then ${then(words)}.`);
+		return new SetupFailed(name, say(ctx.words), logout ? undefined : { kind: "reconnect", server: name }, say);
 	}
 
 	/**

@@ -28,7 +28,8 @@ export type RunOptions = Readonly<{
 
 /** The error that carries a link to the model or the user. */
 export function required(clean: AuthContext["clean"], config: HttpServerConfig, flow: Flow, words: Words): AuthorizationRequired {
-	return new AuthorizationRequired(config.name, linkText(clean, config, flow, words), flow.url);
+	const say = (w: Words) => linkText(clean, config, flow, w);
+	return new AuthorizationRequired(config.name, say(words), flow.url, say);
 }
 
 /** What went wrong in an `auth()` run, in a few words (not yet sanitised). */

@@ -9,6 +9,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, open } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { credentialStates } from "../catalog/status.ts";
 import { readForEdit } from "../config/edit.ts";
 import { loadConfig, unknownServer } from "../config.ts";
 import type { Auth, Runtime, Session } from "../contracts.ts";
@@ -17,7 +18,6 @@ import { escapeName } from "../output/text.ts";
 import { createOverflowStore, type OverflowStore } from "../output.ts";
 import { type ConfigSnapshot, closeMatches, type ServerEntry } from "../schema.ts";
 import { createSession, VERSION } from "../session.ts";
-import { credentialStates } from "../tool/status.ts";
 import { type Flags, UsageError } from "./args.ts";
 import { HELP } from "./help.ts";
 

@@ -2,12 +2,12 @@
  * `pi-mcp prompt <server> <prompt> [name=value …]` prints a prompt's messages (`role: text`, one message a
  * line); `pi-mcp read <server> <uri>` prints a resource: text as text, anything binary saved to a file it
  * names (kept with --out). `--json` prints what the server returned. Arguments are checked as `/mcp prompt`
- * checks them (`tool/prompts.ts`): a missing required one is a usage error naming it.
+ * checks them (`catalog/prompts.ts`): a missing required one is a usage error naming it.
  */
 import type { ContentBlock } from "@modelcontextprotocol/client";
+import { fetchPrompt, MissingArguments, readResource } from "../catalog/prompts.ts";
 import { blockParts, type Part, refusalText } from "../output/content.ts";
 import { formatBytes, stripTerminal } from "../output/text.ts";
-import { fetchPrompt, MissingArguments, readResource } from "../tool/prompts.ts";
 import { UsageError } from "./args.ts";
 import { type Cli, EXIT, entryOf, extensionOf, slow } from "./context.ts";
 import { HELP } from "./help.ts";

@@ -5,14 +5,14 @@
  */
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
+import { runAction } from "../catalog/actions.ts";
+import { matchingTools, type Result, toolListing } from "../catalog/listing.ts";
+import type { Params } from "../catalog/requests.ts";
+import { userStatus } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
 import { refusalText } from "../output/content.ts";
 import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
-import { runAction } from "../tool/actions.ts";
-import type { Params } from "../tool/definition.ts";
-import { matchingTools, type Result, toolListing } from "../tool/listing.ts";
-import { userStatus } from "../tool/status.ts";
 import { UsageError } from "./args.ts";
 import { type Cli, credentialsOf, EXIT, entryOf, extensionOf, slow } from "./context.ts";
 import { HELP } from "./help.ts";

@@ -3,14 +3,15 @@
  * Loaded on the first `/mcp` (the registration in `index.ts` only parses completions, and opens the
  * manager for a bare `/mcp` in the TUI); output goes through `report`.
  */
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { oauthConfig, unknownServer } from "../config.ts";
+import type { ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { userToolList } from "../catalog/listing.ts";
+import { credentialStates, statusLine, userStatus } from "../catalog/status.ts";
+import { oauthConfig } from "../config.ts";
 import type { CommandSession } from "../contracts.ts";
 import { errorText } from "../errors.ts";
-import { SUBCOMMANDS } from "../tool/definition.ts";
-import { userToolList } from "../tool/listing.ts";
-import { credentialStates, statusLine, userStatus } from "../tool/status.ts";
-import type { Conversation } from "./prompt.ts";
+import { SUBCOMMANDS } from "./completions.ts";
+import type { Conversation } from "./conversation.ts";
+import { unknownServerHere } from "./unknown.ts";
 
 const USAGE =
 	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server> | /mcp prompt <server> <prompt> [name=value …] | /mcp attach <server> <uri> | /mcp trust <server>";
@@ -55,13 +56,13 @@ async function signIn(ctx: ExtensionContext, session: CommandSession, action: st
 /** Runs `/mcp <args>`; `session` is undefined before `session_start`; `conversation` takes prompts and attachments. */
 export async function runCommand(
 	args: string,
-	ctx: ExtensionContext,
+	ctx: ExtensionCommandContext,
 	session: CommandSession | undefined,
 	conversation?: Conversation,
 ): Promise<void> {
 	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
 	if (action === "prompt" || action === "attach")
-		return (await import("./prompt.ts")).runUserCommand(args, ctx, session, conversation);
+		return (await import("./conversation.ts")).runUserCommand(args, ctx, session, conversation);
 	if (action === "status" && name === undefined) {
 		return report(
 			ctx,
@@ -73,7 +74,7 @@ export async function runCommand(
 		return report(ctx, USAGE, "warning");
 	}
 	if (!session) return report(ctx, "pi-mcp: no session yet.", "warning");
-	const unknown = unknownServer(session.config, name);
+	const unknown = unknownServerHere(session.config, name);
 	if (unknown !== undefined) return report(ctx, unknown, "error");
 	try {
 		if (action === "tools") {

@@ -1,15 +1,17 @@
 /**
  * `/mcp` argument completion: subcommands, then server names. Loaded with the registration (Pi asks for
  * completions while the user types), so it imports only what is already loaded then; what follows
- * `prompt <server> ` or `attach <server> ` is `prompt.ts`'s, loaded then.
+ * `prompt <server> ` or `attach <server> ` is `conversation.ts`'s, loaded then.
  */
 import { once } from "../async.ts";
 import type { CommandSession } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
-import { SUBCOMMANDS } from "../tool/definition.ts";
 
 /** Imported once: Pi asks at each key, and two imports of a module still loading can see it half made. */
-const loadPrompt = once(() => import("./prompt.ts"));
+const loadPrompt = once(() => import("./conversation.ts"));
+
+/** The `/mcp` subcommands (completion here, the body in `command.ts`). */
+export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout", "prompt", "attach", "trust"];
 
 export type NamedState = Readonly<{ name: string; state: string }>;
 

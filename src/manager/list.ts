@@ -1,10 +1,10 @@
 /**
  * The manager's list: rows it draws itself (so a row can put a coloured state first and end in an
  * ellipsis where the width cuts it), in as many terminal rows as the screen is given, with the
- * selection kept in view; ↑↓ move (wrapping), PgUp/PgDn move a page, Enter picks, Escape goes back.
+ * selection kept in view; ↑↓ move (wrapping unless `wrap` is false), PgUp/PgDn move a page, Enter
+ * picks, Escape goes back.
  */
 import { getSelectPageIndex, type KeybindingsManager, truncateToWidth } from "@earendil-works/pi-tui";
-import { Window } from "./view.ts";
 
 export type Row = Readonly<{
 	value: string;
@@ -22,79 +22,66 @@ export type RowList = Readonly<{
 
 export type ListStyle = Readonly<{ marker: (text: string) => string; info: (text: string) => string }>;
 
+export type ListEvents = Readonly<{
+	pick: (row: Row) => void;
+	cancel: () => void;
+	/** Up on the first row goes to the last and Down on the last to the first (default true). */
+	wrap?: boolean;
+}>;
+
 const MARKER = "→ ";
 
-/** The rows and the selected index; the window keeps the selection in view. */
-class Selection {
-	#rows: readonly Row[];
-	#index = 0;
-	readonly window = new Window();
-
-	constructor(rows: readonly Row[]) {
-		this.#rows = rows;
-	}
-
-	get rows(): readonly Row[] {
-		return this.#rows;
-	}
-
-	get index(): number {
-		return this.#index;
-	}
-
-	move(index: number): void {
-		this.#index = Math.max(0, Math.min(index, this.#rows.length - 1));
-	}
-
-	/** New rows; the selection stays on the same value where it is still listed. */
-	replace(rows: readonly Row[]): void {
-		const value = this.#rows[this.#index]?.value;
-		this.#rows = rows;
-		this.move(
-			Math.max(
-				0,
-				rows.findIndex((row) => row.value === value),
-			),
-		);
-	}
+/** The first line of a window of `page` lines over `lines` that keeps `index` in view, moving as little as needed from `top`. */
+export function windowTop(top: number, lines: number, page: number, index: number): number {
+	const kept = Math.max(0, Math.min(top, index, lines - page));
+	return index >= kept + page ? index - page + 1 : kept;
 }
 
-export function rowList(
-	kb: KeybindingsManager,
-	style: ListStyle,
-	initial: readonly Row[],
-	events: Readonly<{ pick: (row: Row) => void; cancel: () => void }>,
-): RowList {
-	const state = new Selection(initial);
-	const { window } = state;
+export function rowList(kb: KeybindingsManager, style: ListStyle, initial: readonly Row[], events: ListEvents): RowList {
+	// The list's own state: its rows, the selected index and the first row shown.
+	let rows = initial;
+	let index = 0;
+	let top = 0;
+	let page = 1;
+	const move = (to: number) => {
+		index = Math.max(0, Math.min(to, rows.length - 1));
+	};
+	const wrap = events.wrap ?? true;
 	return {
 		render: (width, height) => {
-			const { rows } = state;
 			if (rows.length === 0) return [];
 			// One row for "(n/m)" when the rows do not all fit.
-			const page = rows.length <= height ? rows.length : Math.max(1, height - 1);
-			window.fit(rows.length, page, state.index);
-			window.show(state.index);
-			const shown = rows.slice(window.top, window.top + page).map((row, offset) => {
-				const selected = window.top + offset === state.index;
+			page = rows.length <= height ? rows.length : Math.max(1, height - 1);
+			top = windowTop(top, rows.length, page, index);
+			const shown = rows.slice(top, top + page).map((row, offset) => {
+				const selected = top + offset === index;
 				const text = row.text(Math.max(1, width - MARKER.length), selected);
 				return truncateToWidth(`${selected ? style.marker(MARKER) : "  "}${text}`, width, "…");
 			});
-			const info = page < rows.length ? [style.info(truncateToWidth(`  (${state.index + 1}/${rows.length})`, width, "…"))] : [];
+			const info = page < rows.length ? [style.info(truncateToWidth(`  (${index + 1}/${rows.length})`, width, "…"))] : [];
 			return [...shown, ...info];
 		},
 		handleInput: (data) => {
-			const count = state.rows.length;
-			const paged = getSelectPageIndex(kb, data, state.index, count, window.page);
+			const count = rows.length;
+			const paged = getSelectPageIndex(kb, data, index, count, page);
 			if (kb.matches(data, "tui.select.cancel")) return events.cancel();
 			if (count === 0) return;
-			if (kb.matches(data, "tui.select.up")) return state.move(state.index === 0 ? count - 1 : state.index - 1);
-			if (kb.matches(data, "tui.select.down")) return state.move(state.index === count - 1 ? 0 : state.index + 1);
-			if (paged !== undefined) return state.move(paged);
-			const row = state.rows[state.index];
+			if (kb.matches(data, "tui.select.up")) return move(index > 0 ? index - 1 : wrap ? count - 1 : 0);
+			if (kb.matches(data, "tui.select.down")) return move(index < count - 1 ? index + 1 : wrap ? 0 : index);
+			if (paged !== undefined) return move(paged);
+			const row = rows[index];
 			if (row && kb.matches(data, "tui.select.confirm")) events.pick(row);
 		},
-		selected: () => state.rows[state.index],
-		setRows: (rows) => state.replace(rows),
+		selected: () => rows[index],
+		setRows: (next) => {
+			const value = rows[index]?.value;
+			rows = next;
+			move(
+				Math.max(
+					0,
+					next.findIndex((row) => row.value === value),
+				),
+			);
+		},
 	};
 }

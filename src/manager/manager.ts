@@ -9,16 +9,16 @@
  */
 import { DynamicBorder, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { truncateToWidth } from "@earendil-works/pi-tui";
+import { matchingTools } from "../catalog/listing.ts";
+import { credentialStates } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
-import type { CommandSession } from "../contracts.ts";
-import { escapeName, sanitize } from "../output/text.ts";
+import type { CommandSession, ServerStatus } from "../contracts.ts";
+import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
-import { matchingTools } from "../tool/listing.ts";
-import { credentialStates } from "../tool/status.ts";
+import { attachResource, type Conversation, runPrompt } from "./conversation.ts";
 import type { Row } from "./list.ts";
-import { cell, facts, forManager, list, type Screen, show, stateColor, stateOf, type Ui } from "./parts.ts";
-import { attachResource, type Conversation, runPrompt } from "./prompt.ts";
-import { promptsScreen, resourcesScreen, type UserActs } from "./prompt-screens.ts";
+import { cell, facts, list, type Screen, show, stateColor, stateOf, statusError, type Ui } from "./parts.ts";
+import { promptsScreen, resourcesScreen, type UserActs } from "./prompts-resources.ts";
 import { serverScreen } from "./screens.ts";
 import { View } from "./view.ts";
 
@@ -61,9 +61,29 @@ function rank(state: string): number {
 	return state === "needs sign-in" ? 1 : 2;
 }
 
+/** What tells a server apart after its facts: a failure's first line, an invalid entry's problem, its description. */
+function detailOf(status: ServerStatus, state: string, oneSource: boolean): string | undefined {
+	if (state === "invalid") return status.problem ?? status.error;
+	const error = status.error && rank(state) === 0 ? statusError(status)?.split("\n")[0] : undefined;
+	if (error) return error;
+	if (status.description) return oneLine(status.description, 200);
+	// Where it is configured, only when the servers come from more than one place (the header names one).
+	if (oneSource) return undefined;
+	return status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
+}
+
+/** The one file every server comes from, if they all come from one. */
+function oneSource(statuses: readonly ServerStatus[]): string | undefined {
+	const paths = new Set(statuses.map((status) => `${status.source.kind}:${status.source.path}`));
+	const first = statuses[0];
+	return paths.size === 1 && first && first.source.kind !== "extension" ? first.source.path : undefined;
+}
+
 function serverRows(ui: Ui): Row[] {
 	const { theme } = ui;
-	const shown = ui.session.runtime.status().map((status) => ({
+	const statuses = ui.session.runtime.status();
+	const single = oneSource(statuses) !== undefined;
+	const shown = statuses.map((status) => ({
 		status,
 		state: stateOf(status, ui.view.credentials.get(status.name)),
 		name: escapeName(status.name),
@@ -71,10 +91,7 @@ function serverRows(ui: Ui): Row[] {
 	const stateWidth = Math.max(...shown.map(({ state }) => state.length));
 	const nameWidest = Math.max(...shown.map(({ name }) => name.length));
 	const rows = shown.map(({ status, state, name }) => {
-		const where = status.source.kind === "extension" ? "extension" : status.source.path;
-		// A failure's first line says more than where the server is configured.
-		const detail = status.error && rank(state) === 0 ? forManager(status.error).split("\n")[0] : where;
-		const rest = theme.fg("muted", [facts(status), detail].filter(Boolean).join(" — "));
+		const rest = theme.fg("muted", [facts(status), detailOf(status, state, single)].filter(Boolean).join(" — "));
 		const row: Row = {
 			value: status.name,
 			text: (width, selected) => {
@@ -90,10 +107,7 @@ function serverRows(ui: Ui): Row[] {
 
 function serversScreen(ui: Ui): Screen {
 	const { theme } = ui;
-	const open = (row: Row) => {
-		ui.view.say(undefined);
-		ui.push(serverScreen(ui, row.value));
-	};
+	const open = (row: Row) => ui.push(serverScreen(ui, row.value));
 	const select = list(ui, serverRows(ui), open);
 	return {
 		header: () => [
@@ -101,7 +115,12 @@ function serversScreen(ui: Ui): Screen {
 			...(select.selected() ? [] : [theme.fg("muted", "No servers configured: add them to mcp.json (see /mcp status).")]),
 		],
 		hint: "↑↓ PgUp PgDn navigate · enter open · esc close",
-		body: (width, rows) => select.render(width, rows),
+		// The one file every server comes from is named once, under the list.
+		body: (width, rows) => {
+			const source = oneSource(ui.session.runtime.status());
+			if (!source) return select.render(width, rows);
+			return [...select.render(width, Math.max(1, rows - 2)), "", theme.fg("muted", `  all in ${source}`)];
+		},
 		input: (data) => select.handleInput(data),
 		changed: () => select.setRows(serverRows(ui)),
 	};
@@ -139,12 +158,12 @@ async function applyToolHidden(ui: Ui, options: ManagerOptions, name: string, to
 	return `${said.charAt(0).toUpperCase()}${said.slice(1)}${change.warnings.map((warning) => ` ${warning}`).join("")}`;
 }
 
-/** Picking a prompt closes the manager and sends it (asking for missing required arguments); a resource is attached. */
+/** Picking a prompt (its arguments filled in) closes the manager and sends it; a resource is attached. */
 function userActs(ctx: ExtensionContext, session: CommandSession, conversation: Conversation, close: () => void): UserActs {
 	return {
-		prompt: (server, name) => {
+		prompt: (server, name, values) => {
 			close();
-			runPrompt(conversation, ctx, session, server, name, {}).catch((error: Error) =>
+			runPrompt(conversation, ctx, session, server, name, values).catch((error: Error) =>
 				ctx.ui.notify(sanitize(error.message), "error"),
 			);
 		},
@@ -155,36 +174,10 @@ function userActs(ctx: ExtensionContext, session: CommandSession, conversation: 
 /** Lines of the current screen: the frame, the header, and the body in the rows left. */
 function frame(ui: Ui, screen: Screen, border: DynamicBorder, width: number): string[] {
 	const total = Math.max(MIN_ROWS, ui.tui.terminal.rows - PI_ROWS);
-	const header = screen.header().map((line) => ` ${line}`);
+	const header = screen.header(width - 1).map((line) => ` ${line}`);
 	const body = screen.body(width, Math.max(1, total - header.length - FRAME_ROWS));
 	const lines = [...header, "", ...body, "", ui.theme.fg("dim", ` ${screen.hint}`)];
 	return [...border.render(width), ...lines.map((line) => truncateToWidth(line, width, "…")), ...border.render(width)];
-}
-
-/** The open manager's clock: it counts ticks and remembers the states it last drew. */
-class Ticker {
-	#timer: NodeJS.Timeout | undefined;
-	#ticks = 0;
-	#signature = "";
-
-	start(tick: (ticks: number) => void): void {
-		this.#timer = setInterval(() => {
-			this.#ticks += 1;
-			tick(this.#ticks);
-		}, TICK_MS);
-		this.#timer.unref();
-	}
-
-	/** Whether `signature` differs from the one last seen; it is remembered. */
-	changed(signature: string): boolean {
-		if (signature === this.#signature) return false;
-		this.#signature = signature;
-		return true;
-	}
-
-	stop(): void {
-		clearInterval(this.#timer);
-	}
 }
 
 /** Opens the manager; resolves when it is closed. */
@@ -192,9 +185,11 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 	await ctx.ui.custom<void>((tui, theme, kb, done) => {
 		const border = new DynamicBorder((text: string) => theme.fg("accent", text));
 		const view = new View<Screen>(session.config);
-		const ticker = new Ticker();
+		// The open manager's clock: its ticks, and the states it last drew.
+		let ticks = 0;
+		let drawn = "";
 		const close = () => {
-			ticker.stop();
+			clearInterval(timer);
 			done(undefined);
 		};
 		const redraw = () => {
@@ -213,11 +208,14 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 			session,
 			matchingTools: (server, query) => matchingTools(session, server, query),
 			view,
+			// A one-line message belongs to the screen it was said on.
 			push: (screen) => {
+				view.say(undefined);
 				view.push(screen);
 				tui.requestRender();
 			},
 			back: () => {
+				view.say(undefined);
 				if (view.pop() === 0) return close();
 				tui.requestRender();
 			},
@@ -256,10 +254,15 @@ export async function openManager(ctx: ExtensionContext, session: CommandSession
 		ui.refreshCredentials();
 		// Live states: the runtime's records are in memory, so a tick costs a comparison; credential
 		// states come from the keyring, read less often.
-		ticker.start((ticks) => {
+		const timer = setInterval(() => {
+			ticks += 1;
 			if (ticks % CREDENTIALS_EVERY === 0) ui.refreshCredentials();
-			if (ticker.changed(JSON.stringify(session.runtime.status()))) redraw();
-		});
+			const states = JSON.stringify(session.runtime.status());
+			if (states === drawn) return;
+			drawn = states;
+			redraw();
+		}, TICK_MS);
+		timer.unref();
 		const current = () => view.stack[view.stack.length - 1];
 		return {
 			// Pi's own lists do the same: PgUp/PgDn and the other viewport keys come here, not to the transcript.

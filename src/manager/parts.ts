@@ -3,15 +3,17 @@
  * text screen, and a server's state as the manager shows it (its colour, its facts, one-line results).
  */
 import type { Theme } from "@earendil-works/pi-coding-agent";
-import { type KeybindingsManager, type TUI, truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { type KeybindingsManager, type TUI, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { CommandSession, ServerStatus } from "../contracts.ts";
+import { errorText, type Words, wordedOf } from "../errors.ts";
 import type { ServerConfig } from "../schema.ts";
-import { type Row, type RowList, rowList } from "./list.ts";
-import { type View, Window } from "./view.ts";
+import { type ListEvents, type Row, type RowList, rowList, windowTop } from "./list.ts";
+import type { View } from "./view.ts";
 
 export type Screen = Readonly<{
-	header: () => readonly string[];
+	/** The lines above the body; each is cut to `width` unless the screen wraps it itself. */
+	header: (width: number) => readonly string[];
 	/** The body's lines for a width, in at most `rows` lines. */
 	body: (width: number, rows: number) => readonly string[];
 	hint: string;
@@ -38,7 +40,7 @@ export type Ui = Readonly<{
 	setEnabled: (name: string, enabled: boolean) => void;
 	/** Hides a tool from the model or shows it (`excludeTools`), applies that, then calls `done`. */
 	setToolHidden: (name: string, tool: string, hidden: boolean, done: () => void) => void;
-	/** A server's Prompts and Resources screens (`prompt-screens.ts`), where the session can take them. */
+	/** A server's Prompts and Resources screens (`prompts-resources.ts`), where the session can take them. */
 	userScreens?: Readonly<{ prompts: (server: string) => Screen; resources: (server: string) => Screen }>;
 }>;
 
@@ -49,27 +51,44 @@ export function cell(text: string, width: number): string {
 	return truncateToWidth(text, Math.max(0, width), "…", true);
 }
 
-/** A list of choices: the label in a column, the description muted beside it. */
+/** `text` (plain) cut from the start to at most `width` columns, so that its end shows ("…/note/{id}"). */
+function tail(text: string, width: number): string {
+	if (visibleWidth(text) <= width) return text;
+	const chars = [...text];
+	let kept = "";
+	for (let at = chars.length - 1; at >= 0 && visibleWidth(`…${chars[at]}${kept}`) <= width; at -= 1) kept = `${chars[at]}${kept}`;
+	return `…${kept}`;
+}
+
+/**
+ * A list of choices: the label in a column (as wide as the longest, up to half the width), the description
+ * muted beside it. A label too long for its column keeps its end, where URIs and paths differ.
+ */
 export function choiceRows(ui: Ui, choices: readonly Choice[]): Row[] {
-	const column = Math.min(28, Math.max(...choices.map((choice) => choice.label.length), 0) + 2);
+	const longest = Math.max(...choices.map((choice) => visibleWidth(choice.label)), 0) + 2;
 	return choices.map((choice) => ({
 		value: choice.value,
 		text: (width, selected) => {
-			const label = selected ? ui.theme.fg("accent", choice.label) : choice.label;
+			const column = Math.min(longest, Math.max(28, Math.floor(width / 2)));
+			const cut = tail(choice.label, column - 2);
+			const label = selected ? ui.theme.fg("accent", cut) : cut;
 			if (!choice.description || width < column + 10) return label;
 			return `${cell(label, column)}${ui.theme.fg("muted", choice.description)}`;
 		},
 	}));
 }
 
-export function list(ui: Ui, rows: readonly Row[], pick: (row: Row) => void): RowList {
+export function list(ui: Ui, rows: readonly Row[], pick: (row: Row) => void, options: Pick<ListEvents, "wrap"> = {}): RowList {
 	const style = { marker: (text: string) => ui.theme.fg("accent", text), info: (text: string) => ui.theme.fg("dim", text) };
-	return rowList(ui.kb, style, rows, { pick, cancel: () => ui.back() });
+	return rowList(ui.kb, style, rows, { pick, cancel: () => ui.back(), ...options });
 }
 
 /** A scrollable text: up/down/page keys scroll, Escape goes back. */
 export function textScreen(ui: Ui, title: string, text: () => string): Screen {
-	const scroll = new Window();
+	// The screen's scroll position: its first line, and the page and length last drawn.
+	let top = 0;
+	let page = 1;
+	let length = 0;
 	return {
 		header: () => [ui.theme.fg("accent", ui.theme.bold(title))],
 		hint: "↑↓ PgUp PgDn scroll · esc back",
@@ -78,11 +97,11 @@ export function textScreen(ui: Ui, title: string, text: () => string): Screen {
 				.split("\n")
 				.flatMap((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
 			// One row for "(a–b of n)" when the text does not fit.
-			const page = lines.length <= rows ? rows : Math.max(1, rows - 1);
-			scroll.fit(lines.length, page);
-			const shown = lines.slice(scroll.top, scroll.top + page).map((line) => ` ${line}`);
-			const more =
-				lines.length > page ? [ui.theme.fg("dim", ` (${scroll.top + 1}–${scroll.top + shown.length} of ${lines.length})`)] : [];
+			page = lines.length <= rows ? rows : Math.max(1, rows - 1);
+			length = lines.length;
+			top = windowTop(top, length, page, top);
+			const shown = lines.slice(top, top + page).map((line) => ` ${line}`);
+			const more = lines.length > page ? [ui.theme.fg("dim", ` (${top + 1}–${top + shown.length} of ${lines.length})`)] : [];
 			return [...shown, ...more];
 		},
 		input: (data) => {
@@ -91,11 +110,11 @@ export function textScreen(ui: Ui, title: string, text: () => string): Screen {
 			const steps: readonly (readonly [Parameters<KeybindingsManager["matches"]>[1], number])[] = [
 				["tui.select.up", -1],
 				["tui.select.down", 1],
-				["tui.select.pageUp", -scroll.page],
-				["tui.select.pageDown", scroll.page],
+				["tui.select.pageUp", -page],
+				["tui.select.pageDown", page],
 			];
 			const step = steps.find(([key]) => kb.matches(data, key))?.[1] ?? 0;
-			scroll.scroll(step);
+			top = Math.max(0, Math.min(top + step, length - page));
 		},
 	};
 }
@@ -130,12 +149,17 @@ export function stateColor(state: string): "success" | "error" | "warning" | "mu
 	return state === "disabled" ? "dim" : "muted";
 }
 
-/** The runtime's and sign-in's advice ("run /mcp reconnect x") pointed at the manager's items. */
-export function forManager(text: string): string {
-	const capital = (word: string, like: string) => (like === "R" ? word[0]?.toUpperCase() + word.slice(1) : word);
-	return text
-		.replace(/\b([Rr])un \/mcp reconnect \S+?(?=[.,;]?(\s|$))/g, (_all, r: string) => capital("press Enter on Reconnect", r))
-		.replace(/\b([Rr])un \/mcp login \S+?(?=[.,;]?(\s|$))/g, (_all, r: string) => capital("press Enter on Log in", r));
+/** The next steps messages name, as the manager's items (a server's screen has both). */
+export const MANAGER_WORDS: Words = { reconnect: () => "Reconnect", login: () => "Log in" };
+
+/** An error in the manager's words: its message made again with them where it names a next step. */
+export function managerText(error: unknown): string {
+	return wordedOf(error)?.(MANAGER_WORDS) ?? errorText(error);
+}
+
+/** A server's failure in the manager's words. */
+export function statusError(status: ServerStatus): string | undefined {
+	return status.errorIn?.(MANAGER_WORDS) ?? status.error;
 }
 
 /** A one-line result under the server's header; credential states are re-read when `credentials`. */

@@ -8,89 +8,55 @@
 import { Input, matchesKey, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
-import { hiddenRows } from "./hidden-rows.ts";
 import type { RowList } from "./list.ts";
 import {
 	type Choice,
 	choiceRows,
 	facts,
-	forManager,
 	list,
+	managerText,
 	type Screen,
 	show,
 	stateColor,
 	stateOf,
+	statusError,
 	statusOf,
 	textScreen,
 	type Ui,
 } from "./parts.ts";
-import { Slot } from "./view.ts";
-
-/** The tools screen's list as last loaded; a load answers only if no later one was asked. */
-class Loaded {
-	#asked = 0;
-	#select: RowList | undefined;
-	#note = "connecting…";
-	#hidden: ReadonlySet<string> = new Set();
-
-	/** A new load: its number. */
-	ask(): number {
-		this.#asked += 1;
-		return this.#asked;
-	}
-
-	latest(asked: number): boolean {
-		return asked === this.#asked;
-	}
-
-	get select(): RowList | undefined {
-		return this.#select;
-	}
-
-	get note(): string {
-		return this.#note;
-	}
-
-	/** Names of the rows the filters hide (Enter on one shows no schema). */
-	get hidden(): ReadonlySet<string> {
-		return this.#hidden;
-	}
-
-	show(select: RowList | undefined, hidden: ReadonlySet<string>, note: string): void {
-		this.#select = select;
-		this.#hidden = hidden;
-		this.#note = note;
-	}
-}
+import { toolRows } from "./tool-rows.ts";
 
 /** A server's tools: type to search (the `mcp` tool's own search), pick one to see its schema. */
 export function toolsScreen(ui: Ui, name: string): Screen {
 	const search = new Input({ prompt: "search: ", placeholder: "type to filter" });
 	search.focused = true;
-	const state = new Loaded();
+	// What the last load answered; a load answers only if no later one was asked.
+	let asked = 0;
+	let select: RowList | undefined;
+	let note = "connecting…";
+	let hidden: ReadonlySet<string> = new Set();
 	const load = (query: string) => {
-		const asked = state.ask();
+		asked += 1;
+		const mine = asked;
 		ui.matchingTools(name, query || undefined).then(
 			(tools) => {
-				if (!state.latest(asked)) return;
-				const choices = tools.map((tool) => ({
-					value: tool.name,
-					label: escapeName(tool.name),
-					description: oneLine(tool.description, 200),
-				}));
-				const hidden = hiddenRows((color, text) => ui.theme.fg(color, text), statusOf(ui, name), query);
-				const hiddenNames = new Set(hidden.map((row) => row.value));
-				const rows = [...choiceRows(ui, choices), ...hidden];
+				if (mine !== asked) return;
+				const fg = (color: "accent" | "dim" | "muted" | "warning", text: string) => ui.theme.fg(color, text);
+				const made = toolRows(fg, tools, ui.session.runtime.listed(name), statusOf(ui, name), query);
+				hidden = made.hidden;
 				// The same list keeps its selection on the same tool (after a Tab, the tool just hidden or shown).
-				const select =
-					state.select ?? list(ui, rows, (row) => state.hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)));
-				if (state.select) select.setRows(rows);
-				state.show(select, hiddenNames, tools.length === 0 ? (query ? "no tool matches" : "no tools") : "");
+				if (select) select.setRows(made.rows);
+				else
+					select = list(ui, made.rows, (row) => hidden.has(row.value) || ui.push(schemaScreen(ui, name, row.value)), {
+						wrap: false,
+					});
+				note = made.rows.length === 0 ? (query ? "no tool matches" : "no tools") : "";
 				ui.tui.requestRender();
 			},
 			(error: Error) => {
-				if (!state.latest(asked)) return;
-				state.show(undefined, state.hidden, sanitize(error.message));
+				if (mine !== asked) return;
+				select = undefined;
+				note = sanitize(managerText(error));
 				ui.tui.requestRender();
 			},
 		);
@@ -101,10 +67,10 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 			ui.theme.fg("accent", ui.theme.bold(`${escapeName(name)}: tools`)),
 			...(ui.view.message ? [ui.theme.fg("warning", ui.view.message)] : []),
 		],
-		hint: "type to search · ↑↓ PgUp PgDn navigate · enter schema · tab hide/show · esc back",
+		hint: "type to search · ↑↓ PgUp PgDn move · enter schema · tab hide/show · esc back",
 		body: (width, rows) => {
-			const note = state.note ? wrapTextWithAnsi(ui.theme.fg("muted", state.note), width).slice(0, 3) : [];
-			return [...search.render(width), ...note, ...(state.select?.render(width, Math.max(1, rows - 1 - note.length)) ?? [])];
+			const noted = note ? wrapTextWithAnsi(ui.theme.fg("muted", note), width).slice(0, 3) : [];
+			return [...search.render(width), ...noted, ...(select?.render(width, Math.max(1, rows - 1 - noted.length)) ?? [])];
 		},
 		input: (data) => {
 			const { kb } = ui;
@@ -116,10 +82,10 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 				"tui.select.pageDown",
 				"tui.select.confirm",
 			] as const;
-			if (navigation.some((key) => kb.matches(data, key))) return state.select?.handleInput(data);
-			const picked = state.select?.selected()?.value;
+			if (navigation.some((key) => kb.matches(data, key))) return select?.handleInput(data);
+			const picked = select?.selected()?.value;
 			if (matchesKey(data, "tab") && picked !== undefined) {
-				return ui.setToolHidden(name, picked, !state.hidden.has(picked), () => load(search.getValue().trim()));
+				return ui.setToolHidden(name, picked, !hidden.has(picked), () => load(search.getValue().trim()));
 			}
 			const before = search.getValue();
 			search.handleInput(data);
@@ -129,7 +95,7 @@ export function toolsScreen(ui: Ui, name: string): Screen {
 }
 
 export function schemaScreen(ui: Ui, server: string, name: string): Screen {
-	const text = new Slot("loading…");
+	let text = "loading…";
 	ui.session.runtime.tool(server, name).then(
 		(tool) => {
 			const schema = (value: unknown) => stripProse(JSON.stringify(value, null, 2));
@@ -138,15 +104,15 @@ export function schemaScreen(ui: Ui, server: string, name: string): Screen {
 				`input schema:\n${schema(tool.inputSchema)}`,
 				tool.outputSchema ? `output schema:\n${schema(tool.outputSchema)}` : undefined,
 			];
-			text.set(parts.filter((part) => part !== undefined).join("\n\n"));
+			text = parts.filter((part) => part !== undefined).join("\n\n");
 			ui.tui.requestRender();
 		},
 		(error: Error) => {
-			text.set(sanitize(error.message));
+			text = sanitize(managerText(error));
 			ui.tui.requestRender();
 		},
 	);
-	return textScreen(ui, `${escapeName(server)}/${escapeName(name)}`, () => text.get());
+	return textScreen(ui, `${escapeName(server)}/${escapeName(name)}`, () => text);
 }
 
 function confirmLogout(ui: Ui, config: ServerConfig): Screen {
@@ -222,19 +188,20 @@ function actions(ui: Ui, name: string): Choice[] {
 }
 
 function login(ui: Ui, name: string, config: ServerConfig): void {
-	const link = new Slot("creating a sign-in link…");
+	let link = "creating a sign-in link…";
 	ui.session.auth.login(config).then(
 		(required) => {
-			link.set(forManager(required.message));
+			link = managerText(required);
 			ui.refreshCredentials();
 		},
 		(error: Error) => {
-			link.set(forManager(sanitize(error.message)));
+			link = sanitize(managerText(error));
 			ui.tui.requestRender();
 		},
 	);
 	const credential = () => ui.view.credentials.get(name) ?? "";
-	ui.push(textScreen(ui, `${escapeName(name)}: sign in`, () => `${link.get()}\n\nCredentials: ${credential()}`));
+	const text = () => `${link}\n\nCredentials: ${credential()}`;
+	ui.push(textScreen(ui, `${escapeName(name)}: sign in`, text));
 }
 
 function connect(ui: Ui, name: string): void {
@@ -245,18 +212,17 @@ function connect(ui: Ui, name: string): void {
 		.reset(name)
 		.then(() => ui.session.runtime.connect(name))
 		.then(
+			// A failure is in the header's error lines: the message only says how it ended.
 			(after) =>
-				show(
-					ui,
-					after.state === "ready"
-						? `${done}: ${after.state} · ${facts(after)}`
-						: `${after.error?.split("\n")[0]?.replace(/\.$/, "") ?? `${again ? "Reconnect" : "Connect"} failed (${after.state})`}; see Last error`,
-				),
-			(error: Error) => show(ui, forManager(sanitize(error.message))),
+				show(ui, after.state === "ready" ? `${done}: ${after.state} · ${facts(after)}` : `${doing.replace(/ing$/, "")} failed.`),
+			(error: Error) => show(ui, sanitize(managerText(error))),
 		);
 }
 
-function header(ui: Ui, name: string): readonly string[] {
+/** Most rows a failure takes in the header; Last error shows it all. */
+const ERROR_ROWS = 6;
+
+function header(ui: Ui, name: string, width: number): readonly string[] {
 	const { theme } = ui;
 	const status = statusOf(ui, name);
 	if (!status) return [theme.fg("error", `${escapeName(name)}: no longer configured`)];
@@ -264,12 +230,17 @@ function header(ui: Ui, name: string): readonly string[] {
 	const state = stateOf(status, credential);
 	const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
 	const line = [state, facts(status)].filter(Boolean).join(" · ");
+	// The whole failure, wrapped: its cause (the stderr lines among it) tells what to fix.
+	const error = statusError(status);
+	const wrapped = error ? `error: ${error}`.split("\n").flatMap((each) => wrapTextWithAnsi(each, Math.max(20, width - 2))) : [];
+	const errorLines =
+		wrapped.length > ERROR_ROWS ? [...wrapped.slice(0, ERROR_ROWS - 1), "… (Last error shows all of it)"] : wrapped;
 	return [
 		`${theme.fg("accent", theme.bold(escapeName(name)))}  ${theme.fg(stateColor(state), line)}`,
 		...(status.description ? [theme.fg("muted", oneLine(status.description, 200))] : []),
 		theme.fg("muted", `source: ${source}`),
 		...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
-		...(status.error ? [theme.fg("error", `error: ${forManager(status.error).split("\n")[0]}`)] : []),
+		...errorLines.map((each) => theme.fg("error", each)),
 		...(status.instructions ? [theme.fg("muted", `instructions: ${oneLine(status.instructions, 300)}`)] : []),
 		...(ui.view.message ? [theme.fg("warning", ui.view.message)] : []),
 	];
@@ -294,13 +265,18 @@ export function serverScreen(ui: Ui, name: string): Screen {
 		stderr: () =>
 			ui.push(textScreen(ui, `${escapeName(name)}: stderr`, () => statusOf(ui, name)?.stderrTail || "(nothing on stderr)")),
 		error: () =>
-			ui.push(textScreen(ui, `${escapeName(name)}: last error`, () => forManager(statusOf(ui, name)?.error ?? "(no error)"))),
+			ui.push(
+				textScreen(ui, `${escapeName(name)}: last error`, () => {
+					const status = statusOf(ui, name);
+					return (status && statusError(status)) ?? "(no error)";
+				}),
+			),
 		instructions: () =>
 			ui.push(textScreen(ui, `${escapeName(name)}: instructions`, () => statusOf(ui, name)?.instructions ?? "(none sent)")),
 	};
 	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) => handlers[row.value]?.());
 	return {
-		header: () => header(ui, name),
+		header: (width) => header(ui, name, width),
 		hint: "↑↓ navigate · enter choose · esc back",
 		body: (width, rows) => select.render(width, rows),
 		input: (data) => select.handleInput(data),

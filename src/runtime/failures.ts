@@ -5,7 +5,7 @@
  * loaded SDK passed in by the caller (this file never loads it).
  */
 import { AuthRequired, CallFailed, errorText, SetupFailed, type Words } from "../errors.ts";
-import { cutLine, isTelling } from "../output/text.ts";
+import { cutLine, escapeName, isTelling } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 
@@ -140,11 +140,9 @@ export function setupError(
 	if (error instanceof AuthRequired) return error;
 	const reason = reasonOf(sdk, config, error, end, tail);
 	const stderr = config.transport === "stdio" ? stderrOf(tail) : "";
-	return new SetupFailed(
-		name,
-		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run ${words.reconnect(name)}.`),
-		{ kind: "reconnect", server: name },
-	);
+	const say = (w: Words) =>
+		clean(`MCP server "${name}" failed to start: ${reason}.${stderr}\nFix the cause, then run ${w.reconnect(name)}.`);
+	return new SetupFailed(name, say(words), { kind: "reconnect", server: name }, say);
 }
 
 /** The connection closed by itself: what to tell the next caller. */
@@ -156,11 +154,9 @@ export function closedError(name: string, tail: string, clean: (text: string) =>
 			: exit.code !== null
 				? `: it exited with code ${exit.code}`
 				: "";
-	return new SetupFailed(
-		name,
-		clean(`MCP server "${name}" closed the connection${how}.${stderrOf(tail)}\nRun ${words.reconnect(name)} to start it again.`),
-		{ kind: "reconnect", server: name },
-	);
+	const say = (w: Words) =>
+		clean(`MCP server "${name}" closed the connection${how}.${stderrOf(tail)}\nRun ${w.reconnect(name)} to start it again.`);
+	return new SetupFailed(name, say(words), { kind: "reconnect", server: name }, say);
 }
 
 /** Where a failed request stood: `what` names it ("tool … on MCP server …"). */
@@ -184,8 +180,8 @@ export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean
 		return new CallFailed(name, `${what} timed out after ${duration(at.timeoutMs)} without progress`, "timeout");
 	}
 	if (code === Code.ConnectionClosed || code === Code.NotConnected) {
-		const text = `${what} failed: the connection closed (${errorText(error)}). Run ${words.reconnect(name)}.`;
-		return new CallFailed(name, clean(text), "closed", { kind: "reconnect", server: name });
+		const say = (w: Words) => clean(`${what} failed: the connection closed (${errorText(error)}). Run ${w.reconnect(name)}.`);
+		return new CallFailed(name, say(words), "closed", { kind: "reconnect", server: name }, say);
 	}
 	const missingCapability = error instanceof ProtocolError && error.code === ProtocolErrorCode.MissingRequiredClientCapability;
 	if (code === Code.CapabilityNotSupported || code === Code.UnsupportedResultType || missingCapability) {
@@ -194,3 +190,19 @@ export function requestError(sdk: Sdk, error: unknown, at: RequestFailure, clean
 	}
 	return new CallFailed(name, clean(`${what} failed: ${errorText(error)}`), "error");
 }
+
+/** A server name the table does not hold, naming those it does. */
+export function unknownServer(name: string, known: readonly string[]): CallFailed {
+	const names = known.length > 0 ? known.map(escapeName).join(", ") : "none (add servers to mcp.json)";
+	return new CallFailed(name, `unknown MCP server "${escapeName(name)}"; configured: ${names}`, "refused");
+}
+
+/** A tool the server does not list, naming (up to twelve of) those it does; to pass the sanitiser. */
+export function noSuchTool(name: string, tool: string, listed: readonly string[]): string {
+	const names = listed.map(escapeName);
+	const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
+	return `MCP server "${name}" has no tool "${escapeName(tool)}"; available: ${list || "none"}`;
+}
+
+export const cancelledRequest = (name: string): CallFailed =>
+	new CallFailed(name, `the request to MCP server "${name}" was cancelled`, "cancelled");

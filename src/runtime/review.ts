@@ -6,14 +6,14 @@
 import type { Named, PinReview } from "../contracts.ts";
 import { CallFailed } from "../errors.ts";
 import { escapeName } from "../output/text.ts";
-import { configOf, connection, index, ready, type Table } from "./table.ts";
+import type { ConnectionTable } from "./table.ts";
+
+type Table = ConnectionTable;
 
 /** Lists the prompts and templates a server offers (what is withheld is found on the way). */
 async function listOthers(t: Table, name: string, signal: AbortSignal | undefined, refresh = false): Promise<void> {
-	const current = connection(t, name);
-	if (current.state !== "ready") return;
-	const { client } = current.live;
-	const options = { signal, timeout: configOf(t, name).requestTimeoutMs, ...(refresh ? { cacheMode: "refresh" as const } : {}) };
+	const { client } = await t.ready(name, signal);
+	const options = { signal, timeout: t.configOf(name).requestTimeoutMs, ...(refresh ? { cacheMode: "refresh" as const } : {}) };
 	const offers = client.getServerCapabilities();
 	await Promise.all([
 		offers?.prompts ? client.listPrompts(undefined, options).catch(() => undefined) : undefined,
@@ -22,9 +22,9 @@ async function listOthers(t: Table, name: string, signal: AbortSignal | undefine
 }
 
 export async function changes(t: Table, name: string, signal?: AbortSignal): Promise<PinReview> {
-	const config = configOf(t, name);
-	const live = await ready(t, name, signal);
-	await index(t, name, live, "fresh", signal);
+	const config = t.configOf(name);
+	const live = await t.ready(name, signal);
+	await t.listTools(name, live, "fresh", signal);
 	await listOthers(t, name, signal);
 	const status = t.pins.status(config);
 	return { state: status?.state ?? "not pinned", pending: t.pins.pending(config), error: t.pins.error?.message };
@@ -36,19 +36,19 @@ export async function approve(
 	keys: readonly string[] | undefined,
 	signal?: AbortSignal,
 ): Promise<number> {
-	const config = configOf(t, name);
+	const config = t.configOf(name);
 	const done = (await t.pins.view(config)?.approve(keys)) ?? [];
-	const current = connection(t, name);
-	if (done.length === 0 || current.state !== "ready") return done.length;
+	if (done.length === 0) return 0;
+	const live = await t.ready(name, signal);
 	// Listed again past the SDK's cache, which holds the lists without what was withheld.
-	if (done.some((each) => each.kind === "tools")) await index(t, name, current.live, "refresh", signal).catch(() => undefined);
+	if (done.some((each) => each.kind === "tools")) await t.listTools(name, live, "refresh", signal).catch(() => undefined);
 	if (done.some((each) => each.kind === "prompts" || each.kind === "templates")) await listOthers(t, name, signal, true);
 	return done.length;
 }
 
 /** Refuses a request naming a withheld prompt or template, before anything is sent (listing it first if needed). */
 export async function refuseWithheld(t: Table, name: string, named: Named, signal: AbortSignal | undefined): Promise<void> {
-	const config = configOf(t, name);
+	const config = t.configOf(name);
 	const view = t.pins.view(config);
 	if (!view) return;
 	if (!view.listed(named.kind)) await listOthers(t, name, signal);

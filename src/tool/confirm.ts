@@ -6,12 +6,13 @@
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Tool } from "@modelcontextprotocol/client";
+import { declaredHints } from "../catalog/hints.ts";
+import type { Result } from "../catalog/listing.ts";
 import type { Session } from "../contracts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { type ConfirmSetting, type Hints, writes } from "../schema/confirm.ts";
 import { globMatch } from "../schema/tool-filter.ts";
-import type { Result } from "./listing.ts";
 
 /** What a call needs from Pi's tool context to ask the user: the dialogs and the mode. */
 export type CallUi = Pick<ExtensionContext, "hasUI" | "mode" | "ui">;
@@ -26,12 +27,7 @@ const ARG_LINE_CHARS = 100;
 
 /** The hints a tool declares, in words: what the user reads before a yes. */
 export function hintsInWords(hints: Hints & Readonly<{ idempotentHint?: boolean }>): string {
-	const words = [
-		hints.readOnlyHint === true ? "read-only" : undefined,
-		hints.destructiveHint === true ? "destructive" : hints.destructiveHint === false ? "not destructive" : undefined,
-		hints.idempotentHint === true ? "idempotent" : undefined,
-		hints.openWorldHint === true ? "open-world" : hints.openWorldHint === false ? "closed-world" : undefined,
-	].filter((word): word is string => word !== undefined);
+	const words = declaredHints(hints);
 	return words.length > 0 ? words.join(", ") : "none declared (may change things and reach outside)";
 }
 
@@ -78,6 +74,10 @@ export async function confirmCall(
 	const where = entry?.source.kind === "extension" ? "the extension that registers it" : (entry?.source.path ?? "mcp.json");
 	const said = JSON.stringify(setting);
 	if (!ui.hasUI) {
+		// Print and JSON modes keep stderr for the user: the refusal is said there too, not only to the model.
+		process.stderr.write(
+			`pi-mcp: refused the model's call of ${shown}: MCP server "${escapeName(server)}" has "confirm": ${said}, which ${ui.mode} mode cannot ask; change "confirm" in ${where} to allow it.\n`,
+		);
 		return refusal(
 			details,
 			`mcp call ${shown}: not run. MCP server "${escapeName(server)}" has "confirm": ${said}, so this call needs the user's confirmation, which ${ui.mode} mode cannot ask for. The user can change "confirm" in ${where}. Do not retry this call in this mode.`,

@@ -1,29 +1,10 @@
 /**
  * The `mcp` tool as the model sees it: its actions, parameters, description and prompt line. Kept apart
- * from `actions.ts` so that registering the tool loads only this small module; what the actions do (and
+ * from `catalog/actions.ts` so that registering the tool loads only this small module; what the actions do (and
  * the runtime behind them) loads on first use. How a call still being written is read is `early.ts`.
  */
 import { type Static, Type } from "typebox";
-
-export const ACTIONS = [
-	"status",
-	"tools",
-	"describe",
-	"call",
-	"resources",
-	"templates",
-	"read",
-	"prompts",
-	"prompt",
-	"complete",
-] as const;
-export type Action = (typeof ACTIONS)[number];
-
-/** The actions that list what a server offers besides tools (their early listing is `early.ts`'s). */
-export type ListAction = Extract<Action, "resources" | "templates" | "prompts">;
-
-/** Most items one page of a listing (`tools`, `resources`, `templates`, `prompts`) may ask for. */
-export const MAX_LIMIT = 200;
+import { ACTIONS, type Action, MAX_LIMIT } from "../catalog/requests.ts";
 
 export const parameters = Type.Object({
 	action: Type.Unsafe<Action>({ type: "string", enum: [...ACTIONS] }),
@@ -39,10 +20,8 @@ export const parameters = Type.Object({
 	value: Type.Optional(Type.String()),
 });
 
-export type Params = Readonly<Static<typeof parameters>>;
-
-/** The `/mcp` subcommands (completion in `index.ts`, the body in `command.ts`). */
-export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout", "prompt", "attach", "trust"];
+/** The schema's values, which are the core's requests (`catalog/requests.ts`: `execute.ts` hands one to the other). */
+export type ToolParams = Readonly<Static<typeof parameters>>;
 
 export const DESCRIPTION =
 	"Use MCP servers. action=status: servers; tools: server?, query? (plain words; no server: all); describe: server, tool → schema; call: server, tool, args; resources|templates|prompts: server; read: server, uri; prompt: server, prompt, args; complete: server, prompt|uri, argument, value.";

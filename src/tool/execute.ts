@@ -5,17 +5,28 @@
  */
 import type { ToolDefinition } from "@earendil-works/pi-coding-agent";
 import { once } from "../async.ts";
+import type { ConfirmGate } from "../catalog/actions.ts";
 import type { Calls } from "../contracts.ts";
 import type { McpDetails } from "../render.ts";
+import type { CallUi } from "./confirm.ts";
 import type { parameters } from "./definition.ts";
 
 const loadModules = once(() =>
-	Promise.all([import("./actions.ts"), import("../errors.ts"), import("../sdk.ts")]).then(([actions, errors, sdk]) => ({
+	Promise.all([import("../catalog/actions.ts"), import("../errors.ts"), import("../sdk.ts")]).then(([actions, errors, sdk]) => ({
 		actions,
 		errors,
 		sdk,
 	})),
 );
+
+/** The dialog, imported once: overlapping calls must not import it twice at once (`loadSearch` says why). */
+const loadConfirm = once(() => import("./confirm.ts"));
+
+/** The model's face asks the user before a call, where Pi has a UI (`confirm.ts`). */
+const confirmGate =
+	(ui: CallUi): ConfirmGate =>
+	async (session, server, tool, args, signal) =>
+		(await loadConfirm()).confirmCall(ui, session, server, tool, args, signal);
 
 /** Loads the tool's modules and the SDK ahead of a call; a failure is the call's to report. */
 export function preloadTool(): void {
@@ -29,7 +40,7 @@ export function executeMcp(calls: Calls): ToolDefinition<typeof parameters, McpD
 		const opening = calls.open({ id, action: params.action, server: params.server });
 		const [session, mods] = await Promise.all([opening, loadModules()]);
 		try {
-			return await mods.actions.runAction(session, params, signal, onUpdate, ctx);
+			return await mods.actions.runAction(session, params, signal, onUpdate, ctx && confirmGate(ctx));
 		} catch (error) {
 			if (!(error instanceof mods.errors.AuthRequired)) throw error;
 			return {

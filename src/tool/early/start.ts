@@ -13,12 +13,12 @@
 import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import type { Client, Tool } from "@modelcontextprotocol/client";
 import { awaitWith } from "../../async.ts";
+import { LISTINGS } from "../../catalog/actions.ts";
+import { loadSearch } from "../../catalog/listing.ts";
+import type { Action } from "../../catalog/requests.ts";
 import type { CallStart, Calls, Capability, CommandSession, RequestOptions, Runtime } from "../../contracts.ts";
 import { CallFailed } from "../../errors.ts";
 import { isObject, type ServerEntry } from "../../schema.ts";
-import { LISTINGS } from "../actions.ts";
-import type { Action } from "../definition.ts";
-import { loadSearch } from "../listing.ts";
 import { compileArguments, loadJsonReader, StreamedCall } from "./stream.ts";
 
 /** Calls written at once that keep a record; past it the oldest is ended. */

@@ -5,8 +5,9 @@
  * another member follows it, the call is complete, or its closing quote has arrived in the raw text.
  */
 import { once } from "../../async.ts";
+import { ACTIONS, type Action } from "../../catalog/requests.ts";
 import { isObject } from "../../schema.ts";
-import { ACTIONS, type Action, DESCRIPTION, parameters } from "../definition.ts";
+import { DESCRIPTION, parameters } from "../definition.ts";
 
 /**
  * Whether the value of the member `name`, the last one written so far, is already complete: its closing

@@ -2,16 +2,11 @@
  * `/mcp prompt <server> <prompt> [name=value …]` and `/mcp attach <server> <uri>`: the user's own use of a
  * server's prompts and resources. A prompt's messages go into the conversation as the user's message (the
  * model answers it); a resource's content goes in as context the model sees on its next turn. Both pass the
- * output rules first (`tool/prompts.ts`). Tab completion names servers, prompts, argument names and values
+ * output rules first (`catalog/prompts.ts`). Tab completion names servers, prompts, argument names and values
  * (the server's `completion/complete`), and resource URIs; it connects only the server named, bounded in time.
  */
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { AutocompleteItem } from "@earendil-works/pi-tui";
-import { unknownServer } from "../config.ts";
-import type { CommandSession, Session } from "../contracts.ts";
-import { errorText } from "../errors.ts";
-import type { PiBlock } from "../output/content.ts";
-import { escapeName, formatBytes, oneLine } from "../output/text.ts";
 import {
 	fetchPrompt,
 	listPrompts,
@@ -21,7 +16,13 @@ import {
 	presentResource,
 	readResource,
 	suggestions,
-} from "../tool/prompts.ts";
+} from "../catalog/prompts.ts";
+import { unknownServer } from "../config.ts";
+import type { CommandSession, Session } from "../contracts.ts";
+import { errorText } from "../errors.ts";
+import type { PiBlock } from "../output/content.ts";
+import { escapeName, formatBytes, oneLine } from "../output/text.ts";
+import { unknownServerHere } from "./unknown.ts";
 
 /** How the command reaches the conversation: Pi's own senders. */
 export type Conversation = Pick<ExtensionAPI, "sendUserMessage" | "sendMessage">;
@@ -130,10 +131,23 @@ export async function attachResource(
 
 const USAGE = "Usage: /mcp prompt <server> <prompt> [name=value …] | /mcp attach <server> <uri>";
 
+/** Longest a prompt sent in print or JSON mode may take to start the agent's run. */
+const START_MS = 5000;
+
+/**
+ * Print and JSON modes end when the command returns: a prompt sent as the user's message is answered
+ * only if the command waits for the run it starts (it starts a moment after the send).
+ */
+async function answered(ctx: ExtensionCommandContext): Promise<void> {
+	const until = Date.now() + START_MS;
+	while (ctx.isIdle() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+	await ctx.waitForIdle();
+}
+
 /** `/mcp prompt …` and `/mcp attach …` (`args` is the text after `/mcp`). */
 export async function runUserCommand(
 	args: string,
-	ctx: ExtensionContext,
+	ctx: ExtensionCommandContext,
 	session: CommandSession | undefined,
 	conversation: Conversation | undefined,
 ): Promise<void> {
@@ -142,11 +156,12 @@ export async function runUserCommand(
 		return report(ctx, USAGE, "warning");
 	}
 	if (!session || !conversation) return report(ctx, "pi-mcp: no session yet.", "warning");
-	const unknown = unknownServer(session.config, server);
+	const unknown = unknownServerHere(session.config, server);
 	if (unknown !== undefined) return report(ctx, unknown, "error");
 	try {
 		if (action === "attach") return report(ctx, await attachResource(conversation, ctx, session, server, target));
 		await runPrompt(conversation, ctx, session, server, target, namedArguments(rest));
+		if (!ctx.hasUI) await answered(ctx);
 	} catch (error) {
 		report(ctx, errorText(error), "error");
 	}

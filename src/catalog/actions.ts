@@ -4,21 +4,28 @@
  * through the output rules (`content.ts`); errors the model should read are thrown. Loaded on first use.
  */
 import type { Client, ListPromptsResult, ListResourcesResult, ListResourceTemplatesResult } from "@modelcontextprotocol/client";
-import { once } from "../async.ts";
 import { fileProblems, unknownServer } from "../config.ts";
 import type { Capability, Progress, RequestOptions, Runtime, Session } from "../contracts.ts";
 import { isAppResource, present, promptResultParts, resourceResultParts, toolResultParts } from "../output/content.ts";
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
-import type { CallUi } from "./confirm.ts";
-import { ACTIONS, type ListAction, type Params } from "./definition.ts";
 import { hintWords, instructionLines, pendingLines } from "./hints.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
+import { ACTIONS, type ListAction, type Params } from "./requests.ts";
 import { modelStatus } from "./status.ts";
 
-/** The confirm gate, imported once: overlapping calls must not import it twice at once (`loadSearch` says why). */
-const loadConfirm = once(() => import("./confirm.ts"));
+/**
+ * A face's gate before a call goes out (the model's face asks the user, `tool/confirm.ts`): undefined to go
+ * ahead, else the refusal to return. Called only for a server whose `confirm` setting can ask.
+ */
+export type ConfirmGate = (
+	session: Session,
+	server: string,
+	tool: string,
+	args: Readonly<Record<string, unknown>>,
+	signal: AbortSignal | undefined,
+) => Promise<Result | undefined>;
 
 /** One name shown on one line: escaped (`escapeName`) and cut to `max` characters. */
 function nameLine(name: string | undefined, max: number): string {
@@ -168,16 +175,15 @@ async function callAction(
 	server: string,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
-	ui: CallUi | undefined,
+	gate: ConfirmGate | undefined,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const asked = required(params, "tool", `use action "tools" to list ${server}'s tools`);
 	const args = parseArgs(() => `mcp call ${server}/${escapeName(asked)}`, params.args);
 	const toolName = await toolNamed(runtime, server, asked, signal);
-	// The confirm gate loads only for a server whose `confirm` can ask (and not for `pi-mcp call`, which has no `ui`).
-	const confirm = ui && session.config.servers.find((entry) => entry.name === server)?.config?.confirm;
-	const gate = confirm && confirm !== "none" ? await loadConfirm() : undefined;
-	const refused = await gate?.confirmCall(ui, session, server, toolName, args, signal);
+	// The gate runs only for a server whose `confirm` can ask (and `pi-mcp call`, the user's own act, has none).
+	const confirm = gate && session.config.servers.find((entry) => entry.name === server)?.config?.confirm;
+	const refused = confirm && confirm !== "none" ? await gate?.(session, server, toolName, args, signal) : undefined;
 	if (refused) return refused;
 	const details: McpDetails = { action: params.action, server, tool: toolName };
 	const result = await runtime.call(server, toolName, args, {
@@ -225,15 +231,15 @@ async function completeAction(
 }
 
 /**
- * Runs one `mcp` action. Throws for errors the model should see as a tool error. `ui`: Pi's tool context,
- * where the user may be asked before a call (`confirm.ts`); without it (the shell's `pi-mcp call`) nothing asks.
+ * Runs one `mcp` action. Throws for errors the model should see as a tool error. `gate`: the face's question
+ * to the user before a call (the model's face passes its dialog); without it (the shell's `pi-mcp call`) nothing asks.
  */
 export async function runAction(
 	session: Session,
 	params: Params,
 	signal: AbortSignal | undefined,
 	onUpdate: Update,
-	ui?: CallUi,
+	gate?: ConfirmGate,
 ): Promise<Result> {
 	const { runtime, overflow } = session;
 	const action = params.action;
@@ -251,7 +257,7 @@ export async function runAction(
 		case "describe":
 			return describeAction(session, params, server, signal);
 		case "call":
-			return callAction(session, params, server, signal, onUpdate, ui);
+			return callAction(session, params, server, signal, onUpdate, gate);
 		case "resources": {
 			const result = await listing(runtime, server, "resources", signal);
 			const items = result.resources.map((resource) => ({ ...resource, address: resource.uri }));

@@ -6,16 +6,30 @@
  */
 
 type Annotated = Readonly<{ annotations?: Readonly<Record<string, unknown>> }>;
+type Hints = Readonly<Record<string, unknown>>;
 
+/**
+ * Every face's words for the hints, in the order shown: what a hint declared true says, and what one
+ * declared false says where the user decides (the confirm dialog); listings name only the true ones.
+ */
+const HINT_WORDS: readonly Readonly<{ hint: string; yes: string; no?: string }>[] = [
+	{ hint: "readOnlyHint", yes: "read-only" },
+	{ hint: "destructiveHint", yes: "destructive", no: "not destructive" },
+	{ hint: "idempotentHint", yes: "idempotent" },
+	{ hint: "openWorldHint", yes: "open-world", no: "closed-world" },
+];
+
+/** The words of the hints declared true (a read-only tool is never also called destructive). */
 export function hintWords(tool: Annotated): readonly string[] {
 	const hints = tool.annotations ?? {};
-	const readOnly = hints.readOnlyHint === true;
-	return [
-		readOnly ? "read-only" : undefined,
-		!readOnly && hints.destructiveHint === true ? "destructive" : undefined,
-		hints.idempotentHint === true ? "idempotent" : undefined,
-		hints.openWorldHint === true ? "open-world" : undefined,
-	].filter((word): word is string => word !== undefined);
+	return HINT_WORDS.filter(
+		({ hint }) => hints[hint] === true && !(hint === "destructiveHint" && hints.readOnlyHint === true),
+	).map((each) => each.yes);
+}
+
+/** The hints declared either way, in words, for the user who decides: `read-only, closed-world`; empty when none. */
+export function declaredHints(hints: Hints): readonly string[] {
+	return HINT_WORDS.flatMap(({ hint, yes, no }) => (hints[hint] === true ? [yes] : hints[hint] === false && no ? [no] : []));
 }
 
 /** `name [read-only, idempotent]`, or the name alone. */

@@ -14,8 +14,8 @@ import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
 import { escapeName, shortText } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import type { Hit, SearchIndex, SearchTool, Source } from "../search/rank.ts";
-import { MAX_LIMIT, type Params } from "./definition.ts";
 import { instructionLines, pendingLines, withHints } from "./hints.ts";
+import { MAX_LIMIT, type Params } from "./requests.ts";
 
 /**
  * The search's modules, imported once for all callers: under Pi's loader (jiti) a second `import()` of a
