@@ -196,10 +196,13 @@ export interface Runtime {
 	dispose(): Promise<void>;
 }
 
-/** Tools the user allowed for the rest of the session (`tool/confirm.ts`); owned by the session, gone with it. */
+/**
+ * Tools the user allowed for the rest of the session (`tool/confirm.ts`); owned by the session, gone with it.
+ * `entry` marks the server's entry as it was allowed: once the entry changes, the yes no longer holds.
+ */
 export interface Allowed {
-	has(server: string, tool: string): boolean;
-	add(server: string, tool: string): void;
+	has(server: string, tool: string, entry: string): boolean;
+	add(server: string, tool: string, entry: string): void;
 }
 
 /** `allowed`: absent where nobody is asked (a session made by hand in a test). */

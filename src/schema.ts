@@ -195,7 +195,6 @@ function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
 	const message = unknownKeys(raw, allowed, prefix);
 	if (message !== undefined) fail(message);
 }
-
 /** A flag that is on unless set to false: `earlyStart`, `pin`. */
 function onUnlessFalse(raw: Fields, key: "earlyStart" | "pin"): boolean {
 	if (raw[key] !== undefined && typeof raw[key] !== "boolean") fail(`field "${key}" must be true or false`);
@@ -232,7 +231,6 @@ function requestTimeout(raw: Fields): number | undefined {
 	}
 	return undefined;
 }
-
 /** Tool-name globs (`*`, `?`): `includeTools`, `excludeTools`, a `confirm` list. */
 const isPatternList = (value: unknown): value is readonly string[] =>
 	Array.isArray(value) && value.every((item) => typeof item === "string" && item !== "");
@@ -253,13 +251,14 @@ function protocolMode(raw: Fields): ProtocolMode {
 	}
 	return value as ProtocolMode;
 }
-
 /** `confirm` (`schema/confirm.ts` says what each value asks for; only its type is imported, start-up stays small). */
 function confirmSetting(raw: Fields): ConfirmSetting {
 	const value = raw.confirm ?? "none";
-	if (value === "none" || value === "writes" || value === "all") return value;
+	if (value === "none" || value === "writes" || value === "destructive" || value === "all") return value;
 	if (isPatternList(value)) return value;
-	return fail('field "confirm" must be "none", "writes", "all" or a list of tool name patterns (non-empty strings)');
+	return fail(
+		'field "confirm" must be "none", "writes", "destructive", "all" or a list of tool name patterns (non-empty strings)',
+	);
 }
 
 function transportOf(raw: Fields): "stdio" | "http" {
@@ -375,7 +374,6 @@ function bearerRequirement(server: RawServer): RawServer {
 	}
 	return server;
 }
-
 /**
  * Checks one entry's shape. `allowOverride` is true for project files, where an entry holding only
  * `enabled`/`disabled` (and Pi's exposure keys) switches the user entry of the same name.

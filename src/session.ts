@@ -107,12 +107,12 @@ type Parts = Readonly<{ runtime: Runtime; overflow: OverflowStore }>;
 class AllowedTools implements Allowed {
 	readonly #keys = new Set<string>();
 
-	has(server: string, tool: string): boolean {
-		return this.#keys.has(`${server}\0${tool}`);
+	has(server: string, tool: string, entry: string): boolean {
+		return this.#keys.has(`${server}\0${tool}\0${entry}`);
 	}
 
-	add(server: string, tool: string): void {
-		this.#keys.add(`${server}\0${tool}`);
+	add(server: string, tool: string, entry: string): void {
+		this.#keys.add(`${server}\0${tool}\0${entry}`);
 	}
 }
 

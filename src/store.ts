@@ -5,8 +5,8 @@
  * `auth/keyring.ts`, and the refresh that runs under this lock is `auth/refresh.ts`.
  */
 import { randomUUID } from "node:crypto";
-import { constants } from "node:fs";
-import { chmod, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { chmod, link, lstat, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { once, sleep } from "./async.ts";
 import { exited, processStat } from "./proc.ts";
@@ -20,13 +20,16 @@ import { isObject } from "./schema.ts";
  * records no pid or time, so a waiter cannot say who holds it. (`flock` via fs-ext needs a native
  * build per Node ABI and records no holder either.)
  *
- * Here: one file per record, created with O_CREAT|O_EXCL|O_NOFOLLOW (atomic on local file
- * systems; NFS is not supported), mode 0600 in a 0700 directory, holding only pid, host, creation
- * time, a random nonce, and on Linux the boot id and the holder's start time — never a secret. A
- * lock is never broken by age. Only a holder that is provably gone is reclaimed (same host name,
- * and: another boot, its pid gone, or that pid now a process that started at another time — a
- * reused pid, or a container's pid that means another process here), under a `.reclaim` guard so
- * that two reclaimers cannot both win.
+ * Here: one file per record, created whole in one step (its content written to a temporary file
+ * made with O_CREAT|O_EXCL|O_NOFOLLOW, then hard-linked to the lock's name, which fails if the name
+ * exists: atomic on local file systems; NFS is not supported), mode 0600 in a 0700 directory, holding
+ * only pid, host, creation time, a random nonce, and on Linux the boot id and the holder's start
+ * time — never a secret. A readable lock is never broken by age. Only a holder that is provably gone
+ * is reclaimed (same host name, and: another boot, its pid gone, or that pid now a process that
+ * started at another time — a reused pid, or a container's pid that means another process here),
+ * under a `.reclaim` guard so that two reclaimers cannot both win. A lock file no holder can have
+ * left (empty or garbage: locks are never seen half-written) is abandoned once it is a minute old
+ * (`UNREADABLE_ABANDONED_MS`); until then it is waited on, and the error names it and how to remove it.
  */
 
 /**
@@ -51,10 +54,11 @@ export class LockBusy extends Error {
 	/** False when the holder provably no longer exists (its lock could not be reclaimed). */
 	readonly alive?: boolean;
 	constructor(path: string, holder: LockOwner | undefined, alive: boolean | undefined) {
-		const who = holder
-			? `pid ${holder.pid} on ${holder.host} since ${holder.createdAt}${alive === false ? " (that process no longer exists)" : ""}`
-			: "an unknown holder";
-		super(`lock ${path} is held by ${who}`);
+		super(
+			holder
+				? `lock ${path} is held by pid ${holder.pid} on ${holder.host} since ${holder.createdAt}${alive === false ? " (that process no longer exists)" : ""}`
+				: `lock ${path} is unreadable (empty, or not a lock pi-mcp made) and less than a minute old; if no pi-mcp is editing, remove it: rm ${JSON.stringify(path)} (a minute after its last change it counts as abandoned)`,
+		);
 		this.path = path;
 		this.holder = holder;
 		this.alive = alive;
@@ -108,23 +112,50 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
 	if ((info.mode & 0o077) !== 0) await chmod(dir, 0o700);
 }
 
-/** Creates `path` exclusively with `owner` as its content; false when it already exists. */
-async function createExclusive(path: string, owner: LockOwner): Promise<boolean> {
-	const handle = await open(path, EXCLUSIVE, 0o600).catch((error: unknown) => {
-		if (errorCode(error) === "EEXIST") return undefined;
-		throw error;
-	});
-	if (!handle) return false;
+/** How old an unreadable lock file (empty, garbage, not a file) must be to count as abandoned. */
+const UNREADABLE_ABANDONED_MS = 60_000;
+
+/**
+ * A new private file beside `path` holding `owner`; its name. Removed again if writing fails. Not synced:
+ * a lock matters only while its holder runs, and one emptied by a crash is abandoned a minute later.
+ */
+async function written(path: string, owner: LockOwner): Promise<string> {
+	const temporary = `${path}.${randomUUID()}.tmp`;
+	const handle = await open(temporary, EXCLUSIVE, 0o600);
 	try {
 		await handle.writeFile(JSON.stringify(owner));
-		await handle.sync();
 	} catch (error) {
-		await unlink(path).catch(() => undefined);
+		await unlink(temporary).catch(() => undefined);
 		throw error;
 	} finally {
 		await handle.close();
 	}
-	return true;
+	return temporary;
+}
+
+/**
+ * Creates `path` with `owner` as its content in one step (a hard link to a written file: no reader
+ * ever sees it empty); false when it already exists.
+ */
+async function createExclusive(path: string, owner: LockOwner): Promise<boolean> {
+	// A held lock costs a waiter one lstat per attempt, not a file written and removed.
+	if (
+		await lstat(path).then(
+			() => true,
+			() => false,
+		)
+	)
+		return false;
+	const temporary = await written(path, owner);
+	try {
+		await link(temporary, path);
+		return true;
+	} catch (error) {
+		if (errorCode(error) === "EEXIST") return false;
+		throw error;
+	} finally {
+		await unlink(temporary).catch(() => undefined);
+	}
 }
 
 /** The owner recorded in `path`; `undefined` when it is missing, half-written or not a lock. */
@@ -201,24 +232,42 @@ export async function lockOwnerAlive(owner: LockOwner): Promise<boolean | undefi
 	return !exited(stat);
 }
 
+/** Still true while `path` holds what made it abandoned; judged again under the `.reclaim` guard. */
+type Abandoned = () => Promise<boolean>;
+
 /**
- * Replaces the dead `holder`'s file at `path` with `owner`'s, atomically: only while holding the
- * `<path>.reclaim` guard, and only if `path` still holds the dead holder's nonce (nobody else can
- * change that: the dead do not release, and other reclaimers need the guard). A guard left by a
- * reclaimer that died is reclaimed the same way, a few levels deep at most.
+ * Whether the lock at `path` is abandoned: its holder provably gone, or the file unreadable and a minute
+ * old. Undefined when it is not (or is gone); else the check to repeat under the guard.
  */
-async function takeOver(path: string, holder: LockOwner, owner: LockOwner, depth = 0): Promise<boolean> {
+async function abandoned(path: string, holder: LockOwner | undefined): Promise<Abandoned | undefined> {
+	if (holder) {
+		if ((await lockOwnerAlive(holder)) !== false) return undefined;
+		return async () => {
+			const current = await readLockOwner(path);
+			return current?.nonce === holder.nonce && (await lockOwnerAlive(current)) === false;
+		};
+	}
+	const seen = await lstat(path).catch(() => undefined);
+	if (!seen || Date.now() - seen.mtimeMs < UNREADABLE_ABANDONED_MS) return undefined;
+	const same = (now: Stats | undefined) => now?.ino === seen.ino && now.mtimeMs === seen.mtimeMs;
+	return async () => same(await lstat(path).catch(() => undefined)) && (await readLockOwner(path)) === undefined;
+}
+
+/**
+ * Replaces the abandoned lock at `path` with `owner`'s, atomically: only while holding the
+ * `<path>.reclaim` guard, and only if `path` still holds what made it abandoned (nobody else can
+ * change that: the dead do not release, and other reclaimers need the guard). An abandoned guard is
+ * reclaimed the same way, a few levels deep at most.
+ */
+async function takeOver(path: string, still: Abandoned, owner: LockOwner, depth = 0): Promise<boolean> {
 	const guard = `${path}.reclaim`;
 	if (!(await createExclusive(guard, owner))) {
-		const other = await readLockOwner(guard);
-		if (depth >= 2 || !other || (await lockOwnerAlive(other)) !== false) return false;
-		if (!(await takeOver(guard, other, owner, depth + 1))) return false;
+		const left = depth < 2 ? await abandoned(guard, await readLockOwner(guard)) : undefined;
+		if (!left || !(await takeOver(guard, left, owner, depth + 1))) return false;
 	}
 	try {
-		const current = await readLockOwner(path);
-		if (!current || current.nonce !== holder.nonce || (await lockOwnerAlive(current)) !== false) return false;
-		const staged = `${path}.${owner.nonce}.tmp`;
-		if (!(await createExclusive(staged, owner))) return false;
+		if (!(await still())) return false;
+		const staged = await written(path, owner);
 		await rename(staged, path).catch(async (error: unknown) => {
 			await unlink(staged).catch(() => undefined);
 			throw error;
@@ -248,8 +297,9 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
 		const owner: LockOwner = { pid: process.pid, host: hostname(), createdAt: new Date().toISOString(), nonce, ...self };
 		if (await createExclusive(path, owner)) return { path, owner, reclaimed: false, release };
 		const holder = await readLockOwner(path);
+		const gone = await abandoned(path, holder);
+		if (gone && (await takeOver(path, gone, owner))) return { path, owner, reclaimed: true, release };
 		const alive = holder ? await lockOwnerAlive(holder) : undefined;
-		if (holder && alive === false && (await takeOver(path, holder, owner))) return { path, owner, reclaimed: true, release };
 		const left = deadline - Date.now();
 		if (left <= 0) throw new LockBusy(path, holder, alive);
 		await sleep(Math.min(left, delay * (0.5 + Math.random())));

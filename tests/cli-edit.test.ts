@@ -132,10 +132,14 @@ test("remove / enable / disable edit the defining file; both files → scope nee
 		assert.equal(enabled.action, "enabled");
 		assert.equal(enabled.path, dirs.userPath);
 		const beta = JSON.parse(await readFile(dirs.userPath, "utf8")).mcpServers.beta;
-		assert.deepEqual(beta, { url: "https://example.com/mcp", enabled: true }, "the contradicting disabled key goes");
+		assert.deepEqual(beta, { url: "https://example.com/mcp" }, "the contradicting disabled key goes; nothing is added");
 		assert.equal((await setEnabled(place(dirs), "beta", true)).action, "unchanged");
+		const on = await readFile(dirs.userPath, "utf8");
 		const disabled = await setEnabled(place(dirs), "alpha", false);
 		assert.deepEqual(disabled.after, { command: "node", args: ["a.js"], enabled: false });
+		const reenabled = await setEnabled(place(dirs), "alpha", true, "user");
+		assert.deepEqual(reenabled.after, { command: "node", args: ["a.js"] });
+		assert.equal(await readFile(dirs.userPath, "utf8"), on, "enabling removes the key disabling wrote: the file is as it was");
 
 		// A project-only switch of a user entry: an override entry in the project file.
 		const override = await setEnabled(place(dirs), "alpha", true, "project");

@@ -3,7 +3,7 @@
  * managing servers without editing JSON (add, add-json, get, remove, enable, disable, import from
  * five clients), a run that behaves (npm's clean form, INIT_CWD, --version, JSON errors, --timeout,
  * no process left after Ctrl+C or SIGTERM), configuration slips named, search and describe, and the
- * bounds of the command line (options never taken from arguments, escapes in JSON output).
+ * bounds of the command line (-- ends the options, escapes in JSON output).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -168,7 +168,7 @@ describe("managing servers without editing JSON", () => {
 		assert.deepEqual((await readJson(projectFile())).mcpServers, {});
 		const on = await run(box(), ["enable", "files"]);
 		assert.equal(on.code, 0, on.stderr);
-		assert.equal((await readJson(userFile())).mcpServers.files.enabled, true);
+		assert.equal((await readJson(userFile())).mcpServers.files.enabled, undefined, "enabling removes the key");
 
 		const commented = '{\n  // mine\n  "mcpServers": {}\n}\n';
 		await writeFile(projectFile(), commented);
@@ -216,7 +216,7 @@ describe("managing servers without editing JSON", () => {
 		const desk = await run(box(), ["import", "claude-desktop"]);
 		assert.equal(desk.code, 0, desk.stderr);
 		const code = await run(box(), ["import", "claude-code"]);
-		assert.equal(code.code, 2, "one server skipped");
+		assert.equal(code.code, 1, "one server imported, one skipped");
 		assert.match(code.stderr, /skipped "old": it uses the legacy SSE transport/);
 		assert.equal((await run(box(), ["import", "cursor"])).code, 0);
 		const vs = await run(box(), ["import", "vscode"]);
@@ -323,7 +323,7 @@ describe("configuration slips are named", () => {
 });
 
 describe("search, describe, and the bounds of the command line", () => {
-	test("search across servers; describe one tool; options never come from arguments; JSON escapes C1 and bidi; non-object args exit 2", async () => {
+	test("search across servers; describe one tool; after --, a word is an argument; JSON escapes C1 and bidi; non-object args exit 2", async () => {
 		await writeFile(
 			userFile(),
 			JSON.stringify({
@@ -352,13 +352,11 @@ describe("search, describe, and the bounds of the command line", () => {
 		assert.equal(described.code, 0, described.stderr);
 		assert.match(described.stdout, /"a"/);
 
-		const smuggled = await run(box(), ["call", "evil", "echo", "--approve"]);
+		// After --, a word is an argument even where it looks like an option.
+		const smuggled = await run(box(), ["call", "evil", "echo", "--", "--approve"]);
 		assert.equal(smuggled.code, 2);
 		assert.match(smuggled.stderr, /not valid JSON/);
 		assert.doesNotMatch(smuggled.stderr, /project file/);
-		const query = await run(box(), ["tools", "fixture", "--approve"]);
-		assert.equal(query.code, 2);
-		assert.match(query.stderr, /options go before the arguments/);
 		const shadow = await run(box(), ["call", "--approve", "evil", "echo", '{"text":"x"}']);
 		assert.equal(shadow.code, 0, shadow.stderr);
 		assert.match(shadow.stderr, /server "evil" comes from the project file .*replaces the user file's entry/);

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { writes } from "../src/schema/confirm.ts";
+import { destructive, writes } from "../src/schema/confirm.ts";
 import { globMatch as globMatches } from "../src/schema/tool-filter.ts";
 import { expectBad, expectOk } from "./helpers/config.ts";
 import { makeSandbox, runPiJson, runPiPrint, type Sandbox, startPiRpc, toolResults, type UiRequest } from "./helpers/pi.ts";
@@ -18,6 +18,7 @@ import { FIXTURES, pidAlive, readWire, startedPids } from "./helpers/servers.ts"
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
 const USER_SERVER = join(FIXTURES, "user-server.mjs");
+const REGISTER_EXT = join(FIXTURES, "register-ext.ts");
 
 const sandboxes: Sandbox[] = [];
 after(async () => {
@@ -25,13 +26,18 @@ after(async () => {
 });
 
 /** A sandbox whose user file holds the `notes` fixture with `confirm`; the fixture's log path. */
-async function sandboxWith(confirm: unknown): Promise<{ sandbox: Sandbox; log: string }> {
+async function sandboxWith(confirm: unknown, extra: Record<string, unknown> = {}): Promise<{ sandbox: Sandbox; log: string }> {
 	const sandbox = await makeSandbox();
 	sandboxes.push(sandbox);
 	const log = join(sandbox.root, "wire.log");
-	const notes = { command: process.execPath, args: [USER_SERVER], env: { FIXTURE_LOG: log }, confirm };
-	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { notes } }));
+	await writeNotes(sandbox, log, { confirm, ...extra });
 	return { sandbox, log };
+}
+
+/** (Re)writes the user file: the `notes` fixture with `fields`. */
+async function writeNotes(sandbox: Sandbox, log: string, fields: Record<string, unknown>): Promise<void> {
+	const notes = { command: process.execPath, args: [USER_SERVER], env: { FIXTURE_LOG: log }, ...fields };
+	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { notes } }));
 }
 
 /** The tools that ran on the fixture, in order. */
@@ -60,20 +66,26 @@ describe("the confirm field", () => {
 	test("accepts none, writes, all and a list of patterns; anything else is a named error", async () => {
 		assert.equal((await expectOk({ command: "x" })).confirm, "none");
 		assert.equal((await expectOk({ command: "x", confirm: "writes" })).confirm, "writes");
+		assert.equal((await expectOk({ command: "x", confirm: "destructive" })).confirm, "destructive");
 		assert.deepEqual((await expectOk({ command: "x", confirm: ["delete_*", "drop?"] })).confirm, ["delete_*", "drop?"]);
-		const message = 'field "confirm" must be "none", "writes", "all" or a list of tool name patterns (non-empty strings)';
+		const message =
+			'field "confirm" must be "none", "writes", "destructive", "all" or a list of tool name patterns (non-empty strings)';
 		await expectBad({ command: "x", confirm: "sometimes" }, message);
 		await expectBad({ command: "x", confirm: ["ok", ""] }, message);
 		await expectBad({ command: "x", confirm: true }, message);
 	});
 
-	test("writes follows Pi's documented rule; patterns match * and ? on the whole name", () => {
+	test("writes: every tool not marked read-only; destructive: Pi's documented rule; patterns match * and ? on the whole name", () => {
 		assert.equal(writes({ readOnlyHint: true }), false);
-		assert.equal(writes({ readOnlyHint: true, destructiveHint: true }), true);
-		assert.equal(writes(undefined), true, "no hints: may destroy and reach out");
-		assert.equal(writes({ readOnlyHint: false, destructiveHint: false, openWorldHint: false }), false);
-		assert.equal(writes({ destructiveHint: false, openWorldHint: true }), true);
-		assert.equal(writes({ destructiveHint: false }), true, "openWorldHint missing counts as true");
+		assert.equal(writes({ readOnlyHint: true, openWorldHint: true }), false);
+		assert.equal(writes(undefined), true, "no hints: not read-only");
+		assert.equal(writes({ readOnlyHint: false, destructiveHint: false, openWorldHint: false }), true, "a closed, harmless write");
+		assert.equal(destructive({ readOnlyHint: true }), false);
+		assert.equal(destructive({ readOnlyHint: true, destructiveHint: true }), true);
+		assert.equal(destructive(undefined), true, "no hints: may destroy and reach out");
+		assert.equal(destructive({ readOnlyHint: false, destructiveHint: false, openWorldHint: false }), false);
+		assert.equal(destructive({ destructiveHint: false, openWorldHint: true }), true);
+		assert.equal(destructive({ destructiveHint: false }), true, "openWorldHint missing counts as true");
 		assert.equal(globMatches("delete_*", "delete_note"), true);
 		assert.equal(globMatches("delete_*", "undelete_note"), false);
 		assert.equal(globMatches("a?c", "abc"), true);
@@ -137,6 +149,88 @@ describe("confirm in a real Pi", () => {
 			// read_note is read-only (no dialog); the second fetch_url was allowed for the session.
 			assert.equal(dialogs.length, 3);
 			assert.match(String(dialogs[2]?.title), /fetch_url[\s\S]*open-world/);
+		} finally {
+			await pi.close();
+		}
+	});
+
+	test("RPC: every argument whole before Allow; no dialog for a hidden or missing tool; a yes for the session ends when the entry changes; all is tool calls only", async () => {
+		const { sandbox, log } = await sandboxWith("writes", { excludeTools: ["add_*"] });
+		const dialogs: UiRequest[] = [];
+		const answers: string[] = [];
+		// Twelve keys, then a long text whose end says what it really does: the old dialog cut both.
+		const long: Record<string, string> = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`key${i}`, `value ${i}`]));
+		long.text = `${"harmless words ".repeat(200)}AND THEN rm -rf ~ \u001b[2J\u202e`;
+		const pi = await startPiRpc({
+			sandbox,
+			extensions: [EXTENSION, REGISTER_EXT],
+			script: [
+				call("delete_note", long),
+				call("add_note"),
+				call("no_such_tool"),
+				call("fetch_url"),
+				call("fetch_url", { text: "again" }),
+				{ text: "first done" },
+				call("fetch_url", { text: "stricter" }),
+				{ tool: "mcp", args: { action: "read", server: "notes", uri: "notes://guide" } },
+				call("add_note"),
+				call("fetch_url", { text: "allowed for the session" }),
+				call("fetch_url", { text: "still allowed" }),
+				{ text: "second done" },
+				call("fetch_url", { text: "new command" }),
+				{ text: "third done" },
+			],
+			onDialog: (request) => {
+				dialogs.push(request);
+				const options = (request.options as string[] | undefined) ?? [];
+				const wanted = answers.shift() ?? "Deny";
+				const value = options.find((option) => option.startsWith(wanted));
+				return value === undefined ? { cancelled: true } : { value };
+			},
+			timeoutMs: 60_000,
+		});
+		try {
+			answers.push("Allow once", "Allow notes/fetch_url");
+			const first = toolResults((await pi.prompt("work")).events);
+			assert.equal(dialogs.length, 2, dialogs.map((d) => String(d.title).split("\n")[0]).join(" / "));
+			const title = String(dialogs[0]?.title);
+			for (let i = 0; i < 12; i++) assert.ok(title.includes(`"key${i}": "value ${i}"`), `key${i} shown`);
+			assert.ok(title.includes(`${"harmless words ".repeat(200)}AND THEN rm -rf ~ \\u001b[2J\\u202e"`), "the text whole");
+			assert.doesNotMatch(title, /more lines|…/);
+			assert.ok(!title.includes("\u001b") && !title.includes("\u202e"), "no escape or bidi character reaches the terminal");
+			assert.deepEqual(
+				first.map((result) => result.isError),
+				[false, true, true, false, false],
+				first.map((result) => result.text).join("\n"),
+			);
+			assert.match(first[1]?.text ?? "", /tool "add_note" on MCP server "notes" is hidden by "excludeTools"/);
+			assert.match(first[2]?.text ?? "", /MCP server "notes" has no tool "no_such_tool"/);
+			assert.deepEqual(ran(log), ["delete_note", "fetch_url", "fetch_url"]);
+
+			// A stricter confirm (read by mcp_servers_change, which an extension's registration fires): asked again.
+			await writeNotes(sandbox, log, { confirm: "all", excludeTools: ["add_*"] });
+			await pi.prompt("/register-late");
+			answers.push("Deny", "Allow notes/fetch_url");
+			const second = toolResults((await pi.prompt("more")).events);
+			assert.equal(dialogs.length, 4, "fetch_url asked again under the new entry; read and the hidden add_note asked nothing");
+			assert.deepEqual(
+				second.map((result) => result.isError),
+				[true, false, true, false, false],
+				second.map((result) => result.text).join("\n"),
+			);
+			assert.match(second[0]?.text ?? "", /the user declined this call/);
+			assert.match(second[1]?.text ?? "", /GUIDE-TEXT/, '"all" covers tool calls only: read ran without a dialog');
+			assert.match(second[2]?.text ?? "", /tool "add_note" on MCP server "notes" is hidden by "excludeTools"/);
+			assert.deepEqual(ran(log).slice(3), ["fetch_url", "fetch_url"]);
+
+			// Another command for the same name: the yes for the session no longer holds.
+			await writeNotes(sandbox, log, { confirm: "all", excludeTools: ["add_*"], args: [USER_SERVER, "--another"] });
+			await pi.prompt("/register-late");
+			answers.push("Deny");
+			const third = toolResults((await pi.prompt("again")).events);
+			assert.equal(dialogs.length, 5);
+			assert.equal(third[0]?.isError, true);
+			assert.deepEqual(ran(log).slice(5), []);
 		} finally {
 			await pi.close();
 		}

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { lstat, mkdir, readdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, readlink, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { parseArgs } from "../src/cli/args.ts";
@@ -141,7 +141,6 @@ describe("planted links and concurrent edits", () => {
 			assert.deepEqual(JSON.parse(await readFile(dirs.projectPath, "utf8")).mcpServers.srv, {
 				command: "node",
 				args: ["s.js"],
-				enabled: true,
 			});
 		});
 	});
@@ -172,7 +171,8 @@ describe("planted links and concurrent edits", () => {
 				...names.map((name) => setEnabled(place(dirs), name, false, "project")),
 			]);
 			const servers = JSON.parse(await readFile(dirs.userPath, "utf8")).mcpServers;
-			for (const [i, name] of names.entries()) assert.equal(servers[name].enabled, i % 2 === 0, name);
+			// Enabling removes the key disabling wrote.
+			for (const [i, name] of names.entries()) assert.equal(servers[name].enabled, i % 2 === 0 ? undefined : false, name);
 			for (const name of names) assert.deepEqual(servers[`new-${name}`], { command: "node" });
 			const project = JSON.parse(await readFile(dirs.projectPath, "utf8")).mcpServers;
 			assert.deepEqual(Object.keys(project).sort(), [...names].sort());
@@ -213,6 +213,22 @@ describe("a symlinked mcp.json, signals and FIFOs", () => {
 				await lock.release();
 			}
 			assert.equal(await readFile(user, "utf8"), '{ "mcpServers": {} }\n');
+		});
+	});
+
+	test("a garbage mcp.json.lock older than a minute is abandoned: the shell's edit goes through and leaves no lock", async () => {
+		await withBox(async (box) => {
+			const user = join(box.agentDir, "mcp.json");
+			await writeFile(user, '{ "mcpServers": {} }\n');
+			await writeFile(`${user}.lock`, "\u0000garbage, not JSON");
+			const old = new Date(Date.now() - 120_000);
+			await utimes(`${user}.lock`, old, old);
+			const started = Date.now();
+			const run = await spawned(box, ["add", "x", "--", "node"]).done;
+			assert.equal(run.code, 0, run.stderr);
+			assert.ok(Date.now() - started < 20_000, "not the 30 s wait for a holder");
+			assert.deepEqual(JSON.parse(await readFile(user, "utf8")).mcpServers.x, { command: "node" });
+			assert.deepEqual(await readdir(box.agentDir).then((names) => names.filter((name) => name.includes("lock"))), []);
 		});
 	});
 

@@ -82,7 +82,7 @@ describe("the mcp tool in a real Pi", () => {
 		assert.match(status?.text ?? "", /^MCP servers:\nfx: idle · stdio — Fixture server for the tests$/);
 		assert.match(
 			tools?.text ?? "",
-			/^fx: 1 tool matches "echo", best first\necho — Echo the text back\nInstructions from MCP server "fx" \(given once per session\):\nFixture server for pi-mcp tests\.$/,
+			/^fx: 1 tool matches "echo", best first\necho — Echo the text back\nInstructions from MCP server "fx" \(given once per session; each of its lines starts with "fx│"\):\nfx│ Fixture server for pi-mcp tests\.$/,
 		);
 		assert.match(describeResult?.text ?? "", /^fx\/echo\nEcho the text back\ninput schema: \{.*"text".*\}/s);
 		assert.equal(call?.isError, false);

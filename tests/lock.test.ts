@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -54,6 +54,9 @@ const startTime = (pid: number) => {
 };
 /** What a live process would record: this boot, its real start time. */
 const live = (pid: number): Partial<LockOwner> => ({ bootId: bootId(), startTime: startTime(pid) });
+
+const unreadable = (path: string) =>
+	`lock ${path} is unreadable (empty, or not a lock pi-mcp made) and less than a minute old; if no pi-mcp is editing, remove it: rm ${JSON.stringify(path)} (a minute after its last change it counts as abandoned)`;
 
 async function busy(promise: Promise<unknown>): Promise<LockBusy> {
 	const error = await promise.then(
@@ -114,25 +117,52 @@ describe("lock file", () => {
 		await assert.rejects(ensurePrivateDir(join(base, "link")), /is not a directory/);
 	});
 
-	test("a symlink at the lock path is never followed: busy with an unknown holder, the target untouched", async () => {
+	test("a symlink at the lock path is never followed: busy while young, the target untouched", async () => {
 		const dir = await lockDir();
 		const target = join(state.base as string, `target-${state.count++}`);
 		await writeFile(target, "precious");
 		const path = join(dir, "record.lock");
 		await symlink(target, path);
 		const error = await busy(acquireLock(path, { timeoutMs: 100 }));
-		assert.equal(error.message, `lock ${path} is held by an unknown holder`);
+		assert.equal(error.message, unreadable(path));
 		assert.equal(await readFile(target, "utf8"), "precious");
 		assert.ok((await lstat(path)).isSymbolicLink());
 	});
 
-	test("an empty (half-written) lock file counts as busy, never as stale", async () => {
+	test("a young empty or garbage lock is waited on, then named with how to remove it; never read as a holder", async () => {
 		const dir = await lockDir();
-		const path = join(dir, "record.lock");
+		for (const content of ["", "not json {"]) {
+			const path = join(dir, `record-${content.length}.lock`);
+			await writeFile(path, content, { mode: 0o600 });
+			const error = await busy(acquireLock(path, { timeoutMs: 100 }));
+			assert.equal(error.holder, undefined);
+			assert.equal(error.message, unreadable(path));
+			assert.equal(await readFile(path, "utf8"), content);
+		}
+	});
+
+	test("an empty or garbage lock (or .reclaim guard) a minute old is abandoned: taken over at once", async () => {
+		const dir = await lockDir();
+		const old = new Date(Date.now() - 61_000);
+		for (const content of ["", "\u0000\u0001garbage"]) {
+			const path = join(dir, `old-${content.length}.lock`);
+			await writeFile(path, content, { mode: 0o600 });
+			await utimes(path, old, old);
+			const lock = await acquireLock(path, { timeoutMs: 0 });
+			assert.equal(lock.reclaimed, true);
+			assert.deepEqual(await readLockOwner(path), lock.owner);
+			await lock.release();
+		}
+		// A reclaimer that died leaving garbage in the guard does not block reclaiming for good.
+		const path = join(dir, "guarded.lock");
 		await writeFile(path, "", { mode: 0o600 });
-		const error = await busy(acquireLock(path, { timeoutMs: 100 }));
-		assert.equal(error.holder, undefined);
-		assert.equal(await readFile(path, "utf8"), "");
+		await writeFile(`${path}.reclaim`, "garbage", { mode: 0o600 });
+		await utimes(path, old, old);
+		await utimes(`${path}.reclaim`, old, old);
+		const lock = await acquireLock(path, { timeoutMs: 0 });
+		assert.equal(lock.reclaimed, true);
+		await lock.release();
+		assert.deepEqual(await readdir(dir), []);
 	});
 
 	test("a holder on another host is never reclaimed (its pid means nothing here)", async () => {

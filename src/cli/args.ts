@@ -1,11 +1,12 @@
 /**
- * The command line: `pi-mcp [options] <command> [options] <arguments>`. Options come before a
- * command's arguments: once an argument is read, what follows is an argument, so a value a script
- * passes (a tool's JSON arguments, a query) can never become an option such as `--approve`. The
- * commands that edit files take their options anywhere up to `--` (`add <name> --url <url>`). `--`
- * ends the options of every command: what follows is arguments as written (`search -- --approve`
- * searches for that word), and for `add` the server's command and its arguments.
+ * The command line: `pi-mcp [options] <command> [options] <arguments> [options]`. Options go anywhere
+ * up to `--` (`tools notes --json`), as in `claude mcp` and `codex mcp`; `--` ends them: what follows
+ * is arguments as written (`search -- --approve` searches for that word), and for `add` the server's
+ * command and its arguments. A script passing a value that may start with `-` (a query) puts `--`
+ * before it; a tool's JSON arguments never start with `-`.
  */
+
+import { escapeName } from "../output/text.ts";
 
 export type Scope = "user" | "project";
 
@@ -15,6 +16,10 @@ export type Flags = Readonly<{
 	help: boolean;
 	version: boolean;
 	force: boolean;
+	/** `doctor`: each server's whole instructions. */
+	verbose?: boolean;
+	/** `get`: also connect the server and show its instructions. */
+	connect?: boolean;
 	/** `trust`: approve without asking; forget the server's pins. */
 	yes?: boolean;
 	reset?: boolean;
@@ -53,6 +58,8 @@ const OPTIONS: Readonly<Record<string, Spec>> = {
 	help: { key: "help", short: "h" },
 	version: { key: "version", short: "v" },
 	force: { key: "force" },
+	verbose: { key: "verbose" },
+	connect: { key: "connect" },
 	yes: { key: "yes", short: "y" },
 	reset: { key: "reset" },
 	timeout: { key: "timeout", value: "seconds" },
@@ -80,19 +87,16 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 	read: ["approve", "timeout", "out"],
 	login: ["approve", "timeout"],
 	logout: ["approve"],
-	doctor: ["approve", "timeout"],
+	doctor: ["approve", "timeout", "verbose"],
 	trust: ["approve", "timeout", "yes", "reset"],
 	add: ["scope", "force", "env", "header", "url", "auth", "bearer-env", "client-id", "issuer", "oauth-scope", "description"],
 	"add-json": ["scope", "force"],
 	remove: ["scope"],
-	get: ["approve"],
-	enable: ["scope"],
-	disable: ["scope"],
+	get: ["approve", "connect", "timeout"],
+	enable: ["scope", "approve", "timeout", "force"],
+	disable: ["scope", "approve", "timeout", "force"],
 	import: ["scope", "force"],
 };
-
-/** Commands whose options may follow their (name) arguments, up to `--`. */
-const INTERLEAVED = new Set(["add", "add-json", "remove", "get", "enable", "disable", "import"]);
 
 export const COMMAND_NAMES: readonly string[] = Object.keys(ALLOWED);
 
@@ -119,129 +123,102 @@ function setValue(values: Values, name: string, spec: Spec, raw: string | undefi
 	} else values[spec.key] = raw;
 }
 
-/** Reads one option at `argv[index]`; returns how many words it used. */
-function readOption(argv: readonly string[], index: number, values: Values, command: string | undefined): number {
+const GLOBAL: readonly string[] = ["json", "help", "version"];
+
+const isOption = (word: string) => word.startsWith("-") && word !== "-" && word !== "--";
+
+/** Reads one option at `argv[index]`: its name, and how many words it used. */
+function readOption(
+	argv: readonly string[],
+	index: number,
+	values: Values,
+	command: string | undefined,
+	afterArguments: boolean,
+): Readonly<{ name: string; words: number }> {
 	const word = argv[index] ?? "";
 	const long = /^--([^=]+)(?:=(.*))?$/s.exec(word);
 	const name = long ? long[1] : short.get(word.slice(1));
 	const spec = name === undefined ? undefined : OPTIONS[name];
 	// `--name=value` is shown without its value: a mistyped `--token=…` is a secret.
-	const shown = long?.[2] !== undefined ? `--${long[1]}=…` : word;
-	if (!name || !spec) throw new UsageError(`unknown option '${shown}'`, command);
-	const global = ["json", "help", "version"].includes(name);
-	const allowed = command === undefined ? ["approve", "timeout"] : (ALLOWED[command] ?? []);
-	if (!global && !allowed.includes(name)) {
-		throw new UsageError(`option --${name} does not apply to ${command ? `pi-mcp ${command}` : "every command"}`, command);
+	const shown = escapeName(long?.[2] !== undefined ? `--${long[1]}=…` : word);
+	if (!name || !spec) {
+		const hint = afterArguments ? " (an argument that starts with - goes after --)" : "";
+		throw new UsageError(`unknown option '${shown}'${hint}`, command);
 	}
 	const inline = long?.[2];
 	if (spec.value === undefined || inline !== undefined) {
 		setValue(values, name, spec, inline);
-		return 1;
+		return { name, words: 1 };
 	}
 	setValue(values, name, spec, argv[index + 1]);
-	return 2;
-}
-
-/**
- * An option word after a command's first argument is refused rather than read as text (a query
- * word, a tool name): options go first. `call`'s JSON arguments (third word on) are never checked:
- * whatever they hold is data.
- */
-function misplaced(command: string, position: number, word: string): void {
-	if (command === "call" && position >= 2) return;
-	const name = /^--?([^=]+)/.exec(word)?.[1];
-	if (name === undefined || !(name in OPTIONS || short.has(name))) return;
-	throw new UsageError(`options go before the arguments: pi-mcp ${command} ${word} …`, command);
-}
-
-const isOption = (word: string) => word.startsWith("-") && word !== "-" && word !== "--";
-
-/** Where the parse is in argv: the word it reads, the command once named, and whether `--` ended the options. */
-class Position {
-	readonly #argv: readonly string[];
-	#index = 0;
-	#command: string | undefined;
-	#ended = false;
-
-	constructor(argv: readonly string[]) {
-		this.#argv = argv;
-	}
-
-	get index(): number {
-		return this.#index;
-	}
-
-	get word(): string | undefined {
-		return this.#argv[this.#index];
-	}
-
-	get command(): string | undefined {
-		return this.#command;
-	}
-
-	get ended(): boolean {
-		return this.#ended;
-	}
-
-	/** Moves past `words` words. */
-	skip(words: number): void {
-		this.#index += words;
-	}
-
-	named(command: string): void {
-		this.#command = command;
-	}
-
-	end(): void {
-		this.#ended = true;
-	}
+	return { name, words: 2 };
 }
 
 /** Splits argv into the command, its arguments, the options, and (for `add`) what follows `--`. */
 export function parseArgs(argv: readonly string[]): Parsed {
 	const values: Values = {};
 	const args: string[] = [];
-	const at = new Position(argv);
-	while (at.index < argv.length) {
-		const word = at.word ?? "";
-		const command = at.command;
-		if (word === "--" && command === "add") return finish(values, command, args, argv.slice(at.index + 1));
-		if (word === "--" && !at.ended) {
-			at.end();
-			at.skip(1);
+	const seen: string[] = [];
+	let command: string | undefined;
+	let ended = false;
+	let index = 0;
+	while (index < argv.length) {
+		const word = argv[index] ?? "";
+		if (word === "--" && !ended) {
+			if (command === "add") return finish(values, seen, command, args, argv.slice(index + 1));
+			ended = true;
+			index += 1;
 			continue;
 		}
-		const optionsOpen = !at.ended && (command === undefined || INTERLEAVED.has(command) || args.length === 0);
-		if (optionsOpen && isOption(word)) {
-			at.skip(readOption(argv, at.index, values, command));
+		if (!ended && isOption(word)) {
+			const read = readOption(argv, index, values, command, args.length > 0);
+			seen.push(read.name);
+			index += read.words;
 			continue;
 		}
-		if (command === undefined) at.named(word);
-		else {
-			if (!at.ended) misplaced(command, args.length, word);
-			args.push(word);
-		}
-		at.skip(1);
+		if (command === undefined) command = word;
+		else if (command === "add" && args.length === 1 && !ended) {
+			// `add name npx -y pkg`: the server's command without `--`, whose options would be read as ours.
+			throw new UsageError(
+				`pi-mcp add: give one server name, then -- before the server's command: pi-mcp add ${escapeName(args[0] ?? "")} -- ${escapeName(word)} …`,
+				"add",
+			);
+		} else args.push(word);
+		index += 1;
 	}
-	return finish(values, at.command, args, undefined);
+	return finish(values, seen, command, args, undefined);
+}
+
+/** Options that do not apply to the command are refused once the command is known (they may come before it). */
+function checkApplies(seen: readonly string[], command: string | undefined): void {
+	const allowed = command === undefined ? ["approve", "timeout"] : (ALLOWED[command] ?? []);
+	const name = seen.find((each) => !GLOBAL.includes(each) && !allowed.includes(each));
+	if (name === undefined || (command !== undefined && !(command in ALLOWED))) return;
+	throw new UsageError(`option --${name} does not apply to ${command ? `pi-mcp ${command}` : "every command"}`, command);
 }
 
 function finish(
 	values: Values,
+	seen: readonly string[],
 	command: string | undefined,
 	args: readonly string[],
 	rest: readonly string[] | undefined,
 ): Parsed {
+	checkApplies(seen, command);
 	const flags: Flags = {
 		json: values.json === true,
 		approve: values.approve === true,
 		help: values.help === true,
 		version: values.version === true,
 		force: values.force === true,
+		verbose: values.verbose === true,
+		connect: values.connect === true,
 		env: (values.env as string[] | undefined) ?? [],
 		header: (values.header as string[] | undefined) ?? [],
 		...(Object.fromEntries(
-			Object.entries(values).filter(([key]) => !["json", "approve", "help", "version", "force", "env", "header"].includes(key)),
+			Object.entries(values).filter(
+				([key]) => !["json", "approve", "help", "version", "force", "verbose", "connect", "env", "header"].includes(key),
+			),
 		) as Partial<Flags>),
 	};
 	return { command, args, flags, rest };

@@ -5,14 +5,14 @@
  */
 
 import type { Runtime, ServerStatus } from "../contracts.ts";
-import { escapeName, sanitize } from "../output/text.ts";
+import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { jsonLine } from "./json.ts";
 
 /** The part of the CLI's context the doctor reads (declared here, so it never imports the entry module). */
 type DoctorContext = Readonly<{
 	io: Readonly<{ out: (text: string) => void; err: (text: string) => void }>;
-	flags: Readonly<{ json: boolean }>;
+	flags: Readonly<{ json: boolean; verbose?: boolean }>;
 	config: ConfigSnapshot;
 	/** Project entries that replace a user entry of the same name. */
 	shadowed?: readonly string[];
@@ -67,6 +67,16 @@ async function serverCheck(cli: DoctorContext, name: string): Promise<Check> {
 	return { name, ok: outcome === undefined, detail: outcome ?? (status ? serverLine(status, undefined) : "") };
 }
 
+/** A server's instructions: the first line, and how many more `--verbose` shows; all of them with it. */
+function instructionsText(text: string, verbose: boolean): string {
+	const lines = text.trim().split("\n");
+	if (verbose) return lines.join("\n      ");
+	const first = oneLine(lines[0] ?? "", 100);
+	const more = lines.length - 1;
+	if (more === 0 && !first.endsWith("…")) return first;
+	return `${first} (${more > 0 ? `${more} more line${more === 1 ? "" : "s"}` : "the rest"}: --verbose)`;
+}
+
 /** Prints the report; true when every check passed. */
 export async function runDoctor(
 	cli: DoctorContext,
@@ -106,7 +116,9 @@ export async function runDoctor(
 		const check = connected.find((item) => item.name === entry.name) as Check;
 		const status = cli.runtime.status().find((item) => item.name === entry.name);
 		const credential = credentials.get(entry.name);
-		const told = status?.instructions ? `\n    instructions: ${status.instructions.replace(/\n/g, "\n      ")}` : "";
+		const told = status?.instructions
+			? `\n    instructions: ${instructionsText(status.instructions, cli.flags.verbose === true || cli.flags.json)}`
+			: "";
 		const detail =
 			check.ok && status ? `${serverLine(status, credential)}${told}` : `failed — ${check.detail.replace(/\n/g, "\n      ")}`;
 		return { ...check, detail: check.ok || !credential ? detail : `${detail}\n    credentials: ${credential}` };

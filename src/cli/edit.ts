@@ -26,8 +26,8 @@ import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
 import { acquireLock } from "../store.ts";
 import { type Flags, UsageError } from "./args.ts";
-import { agentDirOf, type CliIo, EXIT } from "./context.ts";
 import { HELP } from "./help.ts";
+import { agentDirOf, type CliIo, EXIT } from "./io.ts";
 import { jsonLine } from "./json.ts";
 
 export type EditCommand = (
@@ -203,7 +203,7 @@ const toggle =
 			return toggleTool(
 				io,
 				flags,
-				{ place: placeOf(io), reloadNote: RELOAD_NOTE, ...waitingOf(io, signal) },
+				{ place: placeOf(io), reloadNote: RELOAD_NOTE, ...waitingOf(io, signal), signal },
 				[args[0], args[1]],
 				enabled,
 			);
@@ -239,9 +239,9 @@ const get: EditCommand = async (io, flags, args) => {
 		entry: maskedEntry(each.entry),
 		...(used && used.source.path === each.path ? { used: true } : {}),
 	}));
-	// An enabled server's instructions need a connection: asked for after the entry is shown.
-	const instructions = async () =>
-		state === "enabled" ? (await import("./instructions.ts")).instructionsFor(io, flags, name) : undefined;
+	// Nothing starts unless asked: an enabled server's instructions need a connection (`--connect`).
+	const connects = flags.connect && state === "enabled";
+	const instructions = async () => (connects ? (await import("./instructions.ts")).instructionsFor(io, flags, name) : undefined);
 	if (flags.json) {
 		const note = unread ? { note: unread } : {};
 		const error = used?.error ? { error: used.error } : {};
@@ -255,7 +255,7 @@ const get: EditCommand = async (io, flags, args) => {
 	io.out(`${lines.join("")}state: ${state}${used?.error ? ` — ${used.error}` : ""}\n`);
 	if (unread) io.err(`pi-mcp: note: ${escapeName(unread)}\n`);
 	const told = await instructions();
-	if (told) io.out(`instructions:\n${told.replace(/^/gm, "  ")}\n`);
+	if (told !== undefined) io.out(told ? `instructions:\n${told.replace(/^/gm, "  ")}\n` : "instructions: none\n");
 	return EXIT.ok;
 };
 

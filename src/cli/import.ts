@@ -16,9 +16,9 @@ import { MAX_FILE_BYTES } from "../config.ts";
 import { escapeName } from "../output/text.ts";
 import { isObject } from "../schema.ts";
 import { type Flags, type Scope, UsageError } from "./args.ts";
-import { type CliIo, EXIT } from "./context.ts";
 import { placeOf, RELOAD_NOTE, report, waitingOf, warnBeforeWriting } from "./edit.ts";
 import { HELP } from "./help.ts";
+import { type CliIo, EXIT } from "./io.ts";
 import { jsonLine } from "./json.ts";
 
 type Fields = Record<string, unknown>;
@@ -271,5 +271,7 @@ export async function runImport(io: CliIo, flags: Flags, args: readonly string[]
 		io.out(`Imported ${done.length} of ${outcomes.length} server${outcomes.length === 1 ? "" : "s"} from ${file}.\n`);
 	}
 	if (done.length > 0 && flags.json) io.err(`${RELOAD_NOTE}\n`);
-	return skipped.length > 0 ? EXIT.usage : EXIT.ok;
+	// 2 means nothing was written; some written and some skipped is a partial failure.
+	if (skipped.length === 0) return EXIT.ok;
+	return done.length === 0 ? EXIT.usage : EXIT.failed;
 }

@@ -1,8 +1,9 @@
 /**
- * A server's instructions for `pi-mcp get`: it connects the server (as `pi-mcp tools` would, under the
- * same trust: the project file only with --approve) and stops it again. Undefined when the server is
- * not enabled and usable here, sends none, or does not connect (the entry and its state say why).
+ * A server's instructions for `pi-mcp get --connect`: it connects the server (as `pi-mcp tools` would,
+ * under the same trust: the project file only with --approve) and stops it again. `""` when it sends
+ * none; undefined when it is not usable here or does not connect (said on stderr).
  */
+import { sanitize } from "../output/text.ts";
 import type { Flags } from "./args.ts";
 import { type CliIo, openCli } from "./context.ts";
 
@@ -13,8 +14,14 @@ export async function instructionsFor(io: CliIo, flags: Flags, name: string): Pr
 		const entry = cli.config.servers.find((each) => each.name === name);
 		if (!entry?.enabled || !entry.config) return undefined;
 		io.err(`pi-mcp get: connecting to ${name} for its instructions…\n`);
-		return (await cli.runtime.connect(name, stop.signal)).instructions;
-	} catch {
+		const status = await cli.runtime.connect(name, stop.signal);
+		if (status.state !== "ready") {
+			io.err(`pi-mcp get: ${name} did not connect: ${sanitize(status.error ?? status.state)}\n`);
+			return undefined;
+		}
+		return status.instructions ?? "";
+	} catch (error) {
+		io.err(`pi-mcp get: ${name} did not connect: ${sanitize((error as Error).message)}\n`);
 		return undefined;
 	} finally {
 		await cli.close();

@@ -8,21 +8,29 @@
 import { randomUUID } from "node:crypto";
 import { EditError } from "../config/edit.ts";
 import { AuthRequired } from "../errors.ts";
-import { sanitize } from "../output/text.ts";
+import { escapeName, sanitize } from "../output/text.ts";
 import { COMMAND_NAMES, parseArgs, UsageError, wantsJson } from "./args.ts";
-import { type CliIo, EXIT, openCli, version } from "./context.ts";
+import { openCli } from "./context.ts";
 import { EDIT_COMMANDS } from "./edit.ts";
 import { HELP } from "./help.ts";
+import { type CliIo, EXIT, version } from "./io.ts";
 import { jsonError } from "./json.ts";
+import { suggestion } from "./names.ts";
 import { SERVER_COMMANDS } from "./servers.ts";
 
-export { agentDirOf, type CliIo, EXIT, SHELL_WORDS, sweep } from "./context.ts";
 export { HELP } from "./help.ts";
+export { agentDirOf, type CliIo, EXIT, SHELL_WORDS } from "./io.ts";
+export { sweep } from "./sweep.ts";
 
-/** Writes an error: JSON on stdout with `--json`, else text on stderr; returns the exit code. */
+/**
+ * Writes an error: JSON on stdout with `--json`, else text on stderr; returns the exit code. A usage
+ * error's help (after a blank line in its message) comes first: the error is the last thing shown, so
+ * it stays on a short terminal's screen.
+ */
 function failure(io: CliIo, json: boolean, message: string, code: string, exit: number): number {
-	if (json) io.out(jsonError(message.replace(/^pi-mcp: /, "").split("\n\n")[0] ?? message, code));
-	else io.err(`${message}\n`);
+	const [error = message, ...help] = code === "usage" ? message.split("\n\n") : [message];
+	if (json) io.out(jsonError(error.replace(/^pi-mcp: /, ""), code));
+	else io.err(help.length > 0 ? `${help.join("\n\n")}\n\n${error}\n` : `${error}\n`);
 	return exit;
 }
 
@@ -31,6 +39,9 @@ function classify(error: unknown, signal: AbortSignal): Readonly<{ message: stri
 	if (error instanceof UsageError) return { message: error.message, code: "usage", exit: EXIT.usage };
 	if (error instanceof EditError) return { message: `pi-mcp: ${error.message}`, code: error.code, exit: EXIT.usage };
 	if (signal.aborted) return { message: "pi-mcp: interrupted", code: "interrupted", exit: EXIT.interrupted };
+	// A variable to set is the configuration's to fix, not a sign-in.
+	if (error instanceof AuthRequired && !("url" in error) && error.hint?.kind === "reconnect")
+		return { message: `pi-mcp: ${sanitize(error.message)}`, code: "configuration", exit: EXIT.usage };
 	// A link from here would die with this process: point at `pi-mcp login`, which waits for it.
 	if (error instanceof AuthRequired) {
 		const text =
@@ -38,6 +49,14 @@ function classify(error: unknown, signal: AbortSignal): Readonly<{ message: stri
 		return { message: `pi-mcp: ${text}`, code: "sign-in", exit: EXIT.signIn };
 	}
 	return { message: `pi-mcp: ${sanitize((error as Error).message)}`, code: "failed", exit: EXIT.failed };
+}
+
+/** An unknown command: the error and the close commands, no help to scroll them away. */
+function unknownCommand(io: CliIo, json: boolean, command: string): number {
+	const message = `pi-mcp: unknown command "${escapeName(command)}"${suggestion(command, [...COMMAND_NAMES, "help"], false)}`;
+	if (json) return failure(io, json, message, "usage", EXIT.usage);
+	io.err(`${message}\nRun pi-mcp --help for the commands.\n`);
+	return EXIT.usage;
 }
 
 /** The parsed arguments, or the usage error that refused them. */
@@ -62,8 +81,10 @@ export async function main(
 	const json = wantsJson(argv);
 	const parsed = parsedOrError(argv);
 	if (parsed instanceof Error) {
-		const help = HELP[parsed.command ?? "main"] ?? HELP.main;
-		return failure(io, json, `pi-mcp: ${parsed.message}${json ? "" : `\n\n${help}`}`, "usage", EXIT.usage);
+		const named = parsed.command;
+		if (named !== undefined && named !== "help" && !COMMAND_NAMES.includes(named)) return unknownCommand(io, json, named);
+		const help = (parsed.command && HELP[parsed.command]) || "Run pi-mcp --help for the commands and options.";
+		return failure(io, json, `pi-mcp: ${parsed.message}\n\n${help}`, "usage", EXIT.usage);
 	}
 	const { command, args, flags, rest } = parsed;
 	if (flags.version) {
@@ -79,7 +100,7 @@ export async function main(
 			io.out(`${HELP.main}\n`);
 			return flags.help ? EXIT.ok : EXIT.usage;
 		}
-		return failure(io, json, `pi-mcp: unknown command "${command}"${json ? "" : `\n\n${HELP.main}`}`, "usage", EXIT.usage);
+		return unknownCommand(io, json, command);
 	}
 	if (flags.help) {
 		io.out(`${HELP[command]}\n`);
@@ -96,7 +117,7 @@ export async function main(
 		}
 	}
 	const run = SERVER_COMMANDS[command];
-	if (!run) return failure(io, json, `pi-mcp: unknown command "${command}"`, "usage", EXIT.usage);
+	if (!run) return unknownCommand(io, json, command);
 	const cli = await openCli(io, flags, signal, mark);
 	try {
 		return await run(cli, args);

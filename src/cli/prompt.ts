@@ -1,49 +1,66 @@
 /**
  * `pi-mcp prompt <server> <prompt> [name=value …]` prints a prompt's messages (`role: text`, one message a
- * line); `pi-mcp read <server> <uri>` prints a resource: text as text, anything binary saved to a file it
- * names (kept with --out). `--json` prints what the server returned. Arguments are checked as `/mcp prompt`
- * checks them (`catalog/prompts.ts`): a missing required one is a usage error naming it.
+ * line); `pi-mcp read <server> <uri>` prints a resource: text as text, anything binary saved into `--out`
+ * (`files.ts`). `--json` prints what the server returned. An unknown prompt or argument name is a usage
+ * error with the close ones; a missing required argument is named (`catalog/prompts.ts` checks it).
  */
 import type { ContentBlock } from "@modelcontextprotocol/client";
-import { fetchPrompt, MissingArguments, readResource } from "../catalog/prompts.ts";
-import { blockParts, type Part, refusalText } from "../output/content.ts";
-import { formatBytes, stripTerminal } from "../output/text.ts";
+import { fetchPrompt, listPrompts, MissingArguments, type Prompt, readResource } from "../catalog/prompts.ts";
+import { blockParts, type Part } from "../output/content.ts";
+import { escapeName, stripTerminal } from "../output/text.ts";
 import { UsageError } from "./args.ts";
-import { type Cli, EXIT, entryOf, extensionOf, slow } from "./context.ts";
+import type { Cli } from "./context.ts";
+import { binaryLine, filesNote } from "./files.ts";
 import { HELP } from "./help.ts";
+import { EXIT } from "./io.ts";
 import { jsonLine } from "./json.ts";
+import { entryOf, serverWords, unknownOf } from "./names.ts";
+import { slow } from "./slow.ts";
 
-/** A part as a line of text: text as it is (escapes stripped), anything else saved to a file that is named. */
+/** A part as a line of text: text as it is (escapes stripped), anything else saved into `--out` or said not kept. */
 async function partText(cli: Cli, part: Part, label: string): Promise<string> {
 	if (part.kind === "text") return stripTerminal(part.text);
-	const bytes = Buffer.from(part.data, "base64");
-	const saved = await cli.session.overflow.save(`${label}${extensionOf(part.mimeType)}`, [bytes]);
-	const where = "path" in saved ? `saved to ${saved.path}` : `not saved: ${refusalText(saved)}`;
-	return `[${stripTerminal(part.mimeType)}, ${formatBytes(bytes.length)} ${where}]`;
+	return binaryLine(cli.files, part.data, part.mimeType, label);
 }
 
-function filesNote(cli: Cli): void {
-	if (cli.session.overflow.used() === 0) return;
-	cli.io.err(
-		cli.keepsFiles
-			? `pi-mcp: files named above are kept in ${cli.flags.out}\n`
-			: "pi-mcp: files named above are removed when this command exits; pass --out <dir> to keep them\n",
-	);
-}
-
-export async function printPrompt(cli: Cli, args: readonly string[]): Promise<number> {
-	const [name, promptName, ...words] = args;
-	const server = entryOf(cli, name, "prompt").name;
-	if (!promptName) throw new UsageError(`pi-mcp prompt: give a server and a prompt\n\n${HELP.prompt}`, "prompt");
+/** `name=value` words as an object; a word without `=` is a usage error. */
+function givenArguments(words: readonly string[]): Record<string, string> {
 	const given: Record<string, string> = {};
 	for (const word of words) {
 		const at = word.indexOf("=");
 		if (at <= 0) throw new UsageError(`pi-mcp prompt: "${stripTerminal(word)}" is not name=value\n\n${HELP.prompt}`, "prompt");
 		given[word.slice(0, at)] = word.slice(at + 1);
 	}
+	return given;
+}
+
+/** The named prompt, with every given argument one it declares; else a usage error with the close names. */
+async function checkedPrompt(cli: Cli, server: string, name: string, given: Readonly<Record<string, string>>): Promise<Prompt> {
+	const prompts = await slow(cli, `connecting to ${server}`, listPrompts(cli.session, server, cli.signal));
+	const prompt = prompts.find((each) => each.name === name);
+	const owner = serverWords(server);
+	if (!prompt)
+		throw unknownOf(
+			owner,
+			"prompt",
+			name,
+			prompts.map((each) => each.name),
+		);
+	const declared = (prompt.arguments ?? []).map((arg) => arg.name);
+	const unknown = Object.keys(given).find((key) => !declared.includes(key));
+	if (unknown !== undefined) throw unknownOf(`prompt "${escapeName(name)}" of ${owner}`, "argument", unknown, declared);
+	return prompt;
+}
+
+export async function printPrompt(cli: Cli, args: readonly string[]): Promise<number> {
+	const [name, promptName, ...words] = args;
+	const server = entryOf(cli, name, "prompt").name;
+	if (!promptName) throw new UsageError(`pi-mcp prompt: give a server and a prompt\n\n${HELP.prompt}`, "prompt");
+	const given = givenArguments(words);
+	await checkedPrompt(cli, server, promptName, given);
 	const result = await slow(
 		cli,
-		`connecting to ${server}`,
+		`getting ${promptName} from ${server}`,
 		fetchPrompt(cli.session, server, promptName, given, cli.signal),
 	).catch((error: unknown) => {
 		throw error instanceof MissingArguments ? new UsageError(`pi-mcp: ${error.message}`, "prompt") : error;
@@ -59,7 +76,7 @@ export async function printPrompt(cli: Cli, args: readonly string[]): Promise<nu
 		lines.push(`${message.role}: ${texts.join("\n")}`);
 	}
 	cli.content(`${lines.join("\n")}\n`);
-	filesNote(cli);
+	filesNote(cli.files, cli.flags.out, cli.io.err);
 	return EXIT.ok;
 }
 
@@ -81,6 +98,6 @@ export async function printResource(cli: Cli, args: readonly string[]): Promise<
 		texts.push(await partText(cli, part, `${server}-resource-${index}`));
 	}
 	cli.content(`${texts.join("\n")}\n`);
-	filesNote(cli);
+	filesNote(cli.files, cli.flags.out, cli.io.err);
 	return EXIT.ok;
 }

@@ -10,13 +10,16 @@ import { matchingTools, type Result, toolListing } from "../catalog/listing.ts";
 import type { Params } from "../catalog/requests.ts";
 import { userStatus } from "../catalog/status.ts";
 import { oauthConfig } from "../config.ts";
-import { refusalText } from "../output/content.ts";
-import { escapeName, sanitize } from "../output/text.ts";
+import { sanitize } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import { UsageError } from "./args.ts";
-import { type Cli, credentialsOf, EXIT, entryOf, extensionOf, slow } from "./context.ts";
+import { type Cli, credentialsOf } from "./context.ts";
+import { binaryLine, filesNote } from "./files.ts";
 import { HELP } from "./help.ts";
+import { EXIT } from "./io.ts";
 import { jsonLine } from "./json.ts";
+import { checkTool, entryOf, serverWords, unknownOf } from "./names.ts";
+import { slow } from "./slow.ts";
 
 function needsOauth(cli: Cli, name: string | undefined, command: string): ServerConfig {
 	const config = oauthConfig(cli.config, entryOf(cli, name, command).name);
@@ -24,7 +27,7 @@ function needsOauth(cli: Cli, name: string | undefined, command: string): Server
 	return config;
 }
 
-/** Text blocks as they are; other blocks (images, audio) are saved with their type's extension and named. */
+/** Text blocks as they are; other blocks (images, audio) saved into `--out` (or said not kept) and named. */
 async function printResult(cli: Cli, result: Result, extra: Readonly<Record<string, unknown>>): Promise<number> {
 	const code = result.isError ? EXIT.failed : EXIT.ok;
 	const write = result.isError ? cli.io.out : cli.content;
@@ -33,22 +36,12 @@ async function printResult(cli: Cli, result: Result, extra: Readonly<Record<stri
 		return code;
 	}
 	const parts = await Promise.all(
-		result.content.map(async (block, index) => {
-			if (block.type === "text") return block.text;
-			const saved = await cli.session.overflow.save(`${String(extra.tool)}-${index}${extensionOf(block.mimeType)}`, [
-				Buffer.from(block.data, "base64"),
-			]);
-			return `[${block.mimeType} image${"path" in saved ? ` saved to ${saved.path}` : `: ${refusalText(saved)}`}]`;
-		}),
+		result.content.map(async (block, index) =>
+			block.type === "text" ? block.text : binaryLine(cli.files, block.data, block.mimeType, `${String(extra.tool)}-${index}`),
+		),
 	);
 	write(`${parts.join("\n")}\n`);
-	if (cli.session.overflow.used() > 0) {
-		cli.io.err(
-			cli.keepsFiles
-				? `pi-mcp: files named above are kept in ${cli.flags.out}\n`
-				: "pi-mcp: files named above are removed when this command exits; pass --out <dir> to keep them\n",
-		);
-	}
+	filesNote(cli.files, cli.flags.out, cli.io.err);
 	return code;
 }
 
@@ -133,13 +126,21 @@ async function search(cli: Cli, args: readonly string[]): Promise<number> {
 /** One tool's schema, as the `mcp` tool's `describe` action shows it. */
 async function describe(cli: Cli, args: readonly string[]): Promise<number> {
 	const [name, tool, ...extra] = args;
-	const server = entryOf(cli, name, "describe").name;
+	const entry = entryOf(cli, name, "describe");
+	const server = entry.name;
 	if (!tool || extra.length > 0)
 		throw new UsageError(`pi-mcp describe: give a server and a tool\n\n${HELP.describe}`, "describe");
+	await slow(cli, `connecting to ${server}`, checkTool(cli.runtime, entry, tool, cli.signal));
 	if (cli.flags.json) {
-		const listed = await slow(cli, `connecting to ${server}`, cli.runtime.tools(server, cli.signal));
+		const listed = await cli.runtime.tools(server, cli.signal);
 		const found = listed.find((each) => each.name === tool);
-		if (!found) throw new UsageError(`pi-mcp: server "${server}" has no tool "${escapeName(tool)}"`);
+		if (!found)
+			throw unknownOf(
+				serverWords(server),
+				"tool",
+				tool,
+				listed.map((each) => each.name),
+			);
 		cli.io.out(jsonLine({ server, tool: found }, 2));
 		return EXIT.ok;
 	}
@@ -164,13 +165,15 @@ function callArguments(json: string): unknown {
 
 async function call(cli: Cli, args: readonly string[]): Promise<number> {
 	const [name, tool, json, ...extra] = args;
-	const server = entryOf(cli, name, "call").name;
+	const entry = entryOf(cli, name, "call");
+	const server = entry.name;
 	if (!tool || extra.length > 0)
 		throw new UsageError(`pi-mcp call: give a server, a tool and one JSON argument\n\n${HELP.call}`, "call");
 	const value = callArguments(json ?? "{}");
 	if (typeof value !== "object" || value === null || Array.isArray(value)) {
 		throw new UsageError(`pi-mcp call: the arguments must be one JSON object, such as '{"text":"hi"}'`);
 	}
+	await slow(cli, `connecting to ${server}`, checkTool(cli.runtime, entry, tool, cli.signal));
 	const params: Params = { action: "call", server, tool, args: json ?? "{}" };
 	const running = runAction(cli.session, params, cli.signal, (partial) => {
 		const text = partial.content.find((block) => block.type === "text");

@@ -300,8 +300,8 @@ async function remove(
 }
 
 /**
- * Enables or disables an entry in the file that defines it, as `"enabled": true|false` (a `"disabled"`
- * key, which would contradict it, goes). With `scope` "project" and only a user entry, the project
+ * Enables or disables an entry in the file that defines it: disabling writes `"enabled": false`,
+ * enabling removes it (a `"disabled"` key, which would contradict it, goes either way). With `scope` "project" and only a user entry, the project
  * file gets an override entry (`{"enabled": false}`), which switches the user's entry in that project only.
  */
 export function setEnabled(
@@ -345,11 +345,15 @@ async function toggled(place: Place, file: FileText, name: string, enabled: bool
 	if (unchanged) return { ...common, action: "unchanged", after: before, warnings: [] };
 	const withoutDisabled = "disabled" in current ? await modified(file, [name, "disabled"], undefined) : undefined;
 	const base = withoutDisabled === undefined ? file : { ...file, text: withoutDisabled };
-	const text = await modified(
-		base,
-		before === undefined ? [name] : [name, "enabled"],
-		before === undefined ? { enabled } : enabled,
-	);
+	// A server entry is on unless it says otherwise: enabling removes `"enabled": false` rather than
+	// writing `true`. An override entry (the project file switching a user entry) keeps `"enabled": true`.
+	const server = "command" in current || "url" in current;
+	const text =
+		enabled && server
+			? "enabled" in current
+				? await modified(base, [name, "enabled"], undefined)
+				: (base.text ?? "")
+			: await modified(base, before === undefined ? [name] : [name, "enabled"], before === undefined ? { enabled } : enabled);
 	const warnings = await validate(place, file, text, name);
 	await commit(file, text, options);
 	const after = JSON.parse(text.replace(/^\uFEFF/, "")).mcpServers[name] as unknown;

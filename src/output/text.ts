@@ -293,6 +293,23 @@ export function looksSecret(value: string): boolean {
 	return core.length >= 24 || (core.length >= 6 && /\d|[+/=~]|\w\.\w/.test(core));
 }
 
+/** Every exact `secrets` value (of 4+ characters) in `text` replaced by `[redacted]`. */
+function redactValues(text: string, secrets: readonly string[]): string {
+	// Longest first: a secret that contains another is never left half redacted.
+	return secrets
+		.filter((secret) => secret.length >= 4)
+		.sort((a, b) => b.length - a.length)
+		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), text);
+}
+
+/**
+ * Text the user reads whole before deciding (a confirm dialog's arguments): escapes stripped, bidi and tag
+ * characters shown escaped, exact secret values redacted; never cut, and nothing else changed.
+ */
+export function showWhole(text: string, secrets: readonly string[] = []): string {
+	return redactValues(stripTerminal(text), secrets).replace(HIDDEN_IN_MESSAGE, escapeChar);
+}
+
 /**
  * The one sanitiser for text that reaches the model or the user from an error or a remote
  * source: escapes stripped, bidi and tag characters escaped (`HIDDEN_IN_MESSAGE`), known secret
@@ -301,12 +318,7 @@ export function looksSecret(value: string): boolean {
 export function sanitize(text: string, secrets: readonly string[] = []): string {
 	// A remote HTML page (an error page quoted by the SDK) is never passed on, only its absence noted.
 	const stripped = stripTerminal(text).replace(/<(?:!doctype\s+html|html)\b[\s\S]*?(?:<\/html>|$)/gi, "[HTML page omitted]");
-	// Longest first: a secret that contains another is never left half redacted.
-	const redacted = secrets
-		.filter((secret) => secret.length >= 4)
-		.sort((a, b) => b.length - a.length)
-		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), stripped)
-		.replace(HIDDEN_IN_MESSAGE, escapeChar);
+	const redacted = redactValues(stripped, secrets).replace(HIDDEN_IN_MESSAGE, escapeChar);
 	// The patterns run on a window a few times the bound only (they cost more per character than the
 	// plain scans above); a match crossing the window's end is still redacted up to it.
 	const window = redacted.length > MAX_MESSAGE_CHARS * 4 ? redacted.slice(0, MAX_MESSAGE_CHARS * 4) : redacted;

@@ -8,12 +8,13 @@
  */
 
 import { serverIdentity } from "../config/identity.ts";
-import type { PendingChange, PinStatus } from "../contracts.ts";
+import type { Live, PendingChange, PinStatus } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
 import { pendingTitle, shownDefinition } from "../pins/diff.ts";
 import type { Kind } from "../pins/file.ts";
 import { Pins, redacted, type ServerPins } from "../pins/pins.ts";
 import type { ServerConfig } from "../schema.ts";
+import type { OpenOptions } from "./open.ts";
 import { pinsIo } from "./pins-io.ts";
 
 /** A JSON-RPC message as the transport hands it on (only a result's lists are looked at). */
@@ -39,8 +40,30 @@ export function filterMessage(view: ServerPins, message: Message): Message {
 }
 
 /** Pinning for one runtime: the pins file (`path`; none: nothing is pinned, a session made by hand). */
+type Hooks = Required<Pick<OpenOptions, "onListChanged">> & Pick<OpenOptions, "filter">;
+
 export class PinnedServers {
 	readonly #pins?: Pins;
+	/** Servers whose tool list changed since last listed (`list_changed`): the held index will not do. */
+	readonly #changed = new Set<string>();
+
+	/**
+	 * Opens a server with pinning's hooks (its list results filtered, `list_changed` heard); its pins are read
+	 * first (the file at the first connection) and its instructions pinned once it is open.
+	 */
+	async open(config: ServerConfig, open: (hooks: Hooks) => Promise<Live>): Promise<Live> {
+		const view = await this.prepare(config);
+		const onListChanged = (kind: string) => void (kind === "tools" && this.#changed.add(config.name));
+		const live = await open({ onListChanged, ...(view && { filter: (message) => filterMessage(view, message) }) });
+		this.#changed.delete(config.name);
+		view?.instructions(live.instructions);
+		return live;
+	}
+
+	/** Whether the server's tool list changed since this was last asked (the answer is given once). */
+	changed(name: string): boolean {
+		return this.#changed.delete(name);
+	}
 
 	constructor(path: string | undefined) {
 		this.#pins = path === undefined ? undefined : new Pins(path, pinsIo);

@@ -2,11 +2,12 @@
  * A server's status as the faces show it, from what the connection table holds: its entry, its
  * connection, its stderr tail. Pure: never connects, never waits.
  */
-import type { PinStatus, ServerStatus } from "../contracts.ts";
+import type { ServerStatus } from "../contracts.ts";
 import { wordedOf } from "../errors.ts";
 import { sanitize } from "../output/text.ts";
 import type { ServerEntry } from "../schema.ts";
 import { boundedInstructions } from "./instructions.ts";
+import type { PinnedServers } from "./pinned.ts";
 import type { Connection } from "./table.ts";
 import { filterFor, hiddenSummary } from "./visible-tools.ts";
 
@@ -18,11 +19,10 @@ export type StatusInputs = Readonly<{
 	/** Values never to show (the instructions are redacted with them). */
 	secrets: readonly string[];
 	/** Pinning (#47): the server's pin status, and which instructions may be given (changed ones are not). */
-	pins?: PinStatus;
-	approved?: (instructions: string | undefined) => string | undefined;
+	pinned?: PinnedServers;
 }>;
 
-export function serverStatus({ entry, connection, stderrTail, secrets, pins, approved }: StatusInputs): ServerStatus {
+export function serverStatus({ entry, connection, stderrTail, secrets, pinned }: StatusInputs): ServerStatus {
 	const base = {
 		name: entry.name,
 		source: entry.source,
@@ -30,7 +30,7 @@ export function serverStatus({ entry, connection, stderrTail, secrets, pins, app
 		description: entry.config?.description ? sanitize(entry.config.description) : undefined,
 		ignoredKeys: entry.ignoredKeys,
 		stderrTail: stderrTail || undefined,
-		pins,
+		pins: pinned?.status(entry.config),
 	};
 	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error, problem: entry.problem };
 	if (!entry.enabled) return { ...base, state: "disabled" };
@@ -42,7 +42,10 @@ export function serverStatus({ entry, connection, stderrTail, secrets, pins, app
 	return {
 		...base,
 		hiddenTools,
-		instructions: boundedInstructions(approved ? approved(connection.live.instructions) : connection.live.instructions, secrets),
+		instructions: boundedInstructions(
+			pinned ? pinned.instructions(entry.config, connection.live.instructions) : connection.live.instructions,
+			secrets,
+		),
 		state: "ready",
 		era: connection.live.era,
 		protocolVersion: connection.live.protocolVersion,

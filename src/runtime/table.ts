@@ -12,8 +12,8 @@ import { escapeName, sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
 import { cancelledRequest, closedError, type Exit, noSuchTool, requestError, setupError, unknownServer } from "./failures.ts";
-import { closeLive, openServer } from "./open.ts";
-import { filterMessage, PinnedServers } from "./pinned.ts";
+import { closeLive, type OpenOptions, openServer } from "./open.ts";
+import { PinnedServers } from "./pinned.ts";
 import { serverStatus } from "./status.ts";
 import { TailBuffer } from "./stderr-tail.ts";
 import { checkedCall } from "./validate.ts";
@@ -47,20 +47,17 @@ export class ConnectionTable {
 	readonly #connections = new Map<string, Connection>();
 	readonly #tails = new Map<string, TailBuffer>();
 	readonly #shutdown = new AbortController();
-	/** What the user approved of each server (#47): list results are filtered through it. */
-	readonly pins: PinnedServers;
+	/** What the user approved of each server (#47): list results are filtered through it. */ readonly pins: PinnedServers;
 
 	constructor(options: RuntimeOptions) {
 		this.#options = options;
 		this.pins = new PinnedServers(options.pinsPath);
 		this.#entries = new Map(options.servers.map((entry) => [entry.name, entry]));
 	}
-
 	/** Names of all entries, in the configuration's order. */
 	names(): readonly string[] {
 		return [...this.#entries.keys()];
 	}
-
 	/** The tools of the server's last listing, those hidden from the model included; never connects. */
 	listed(name: string): readonly Tool[] {
 		const current = this.#connection(name);
@@ -70,20 +67,18 @@ export class ConnectionTable {
 	status(): readonly ServerStatus[] {
 		return [...this.#entries.values()].map((entry) => this.#statusOf(entry));
 	}
-
 	/** One server's status, or an error for a name the table does not hold. */
 	statusOf(name: string): ServerStatus {
 		const entry = this.#entries.get(name);
 		if (!entry) throw unknownServer(name, this.names());
 		return this.#statusOf(entry);
 	}
-
 	/**
 	 * The server's open connection: `ready` is used, `connecting` joined, `failed` rejects with the latched
 	 * error, `idle` starts the shared setup. `signal` cancels only this caller's wait.
 	 */
 	ready(name: string, signal?: AbortSignal): Promise<Live> {
-		const config = this.#configOf(name);
+		const config = this.configOf(name);
 		if (this.#shutdown.signal.aborted) return Promise.reject(new CallFailed(name, "the MCP session has ended", "shutdown"));
 		const current = this.#connection(name);
 		if (current.state === "ready") return Promise.resolve(current.live);
@@ -92,7 +87,6 @@ export class ConnectionTable {
 		const setup = current.state === "connecting" ? current.setup : this.#startSetup(config);
 		return awaitWith(setup, signal, cancelled);
 	}
-
 	/**
 	 * The listing path: the server's tools as the model may see them. Concurrent callers share one
 	 * `tools/list` (the SDK keeps its own cache); `held`: a listing already held will do; `fresh`: the
@@ -104,9 +98,8 @@ export class ConnectionTable {
 			return Promise.reject(new CallFailed(name, `the connection to MCP server "${name}" was reset`, "closed"));
 		}
 		if (current.listing && wanted !== "refresh") return awaitWith(current.listing, signal, () => cancelledRequest(name));
-		if (current.index && wanted === "held") return Promise.resolve(current.index);
+		if (current.index && wanted === "held" && !this.pins.changed(name)) return Promise.resolve(current.index);
 		const timeout = this.#entries.get(name)?.config?.requestTimeoutMs;
-		// `refresh` (after an approval): past the SDK's cache, which holds the list without what was withheld.
 		const options = { timeout, signal: this.#shutdown.signal, ...(wanted === "refresh" && { cacheMode: "refresh" as const }) };
 		const listing = (
 			live.client.getServerCapabilities()?.tools
@@ -128,7 +121,6 @@ export class ConnectionTable {
 		this.#connections.set(name, { ...current, listing });
 		return awaitWith(listing, signal, () => cancelledRequest(name));
 	}
-
 	/** A `tools/list` result as the visible tools: app-only and filtered tools left out (`visible-tools.ts`). */
 	#visible(name: string, previous: ToolIndex | undefined, tools: readonly Tool[]): ToolIndex {
 		return nextIndex(previous, tools, filterFor(this.#entries.get(name)));
@@ -140,7 +132,7 @@ export class ConnectionTable {
 	 */
 	async visibleTool(name: string, toolName: string, signal?: AbortSignal): Promise<{ live: Live; tool: Tool }> {
 		const refusal = filteredRefusal(filterFor(this.#entries.get(name)), toolName);
-		if (refusal && this.#configOf(name))
+		if (refusal && this.configOf(name))
 			throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${refusal}`, "refused");
 		const live = await this.ready(name, signal);
 		const first = await this.listTools(name, live, "held", signal);
@@ -160,7 +152,7 @@ export class ConnectionTable {
 	async call(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
 		const { signal, onProgress } = options;
 		const { live, tool } = await this.visibleTool(name, toolName, signal);
-		const timeout = this.#configOf(name).requestTimeoutMs;
+		const timeout = this.configOf(name).requestTimeoutMs;
 		// The caller's signal goes straight through (AbortSignal.any costs ~9 µs a call); shutdown closes
 		// every client, which rejects calls in flight, and the request error names the session's end.
 		// Structured results are checked off Pi's thread, within the call's timeout (#39).
@@ -192,7 +184,7 @@ export class ConnectionTable {
 			throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
 		}
 		try {
-			return await run(live.client, { signal, timeout: this.#configOf(name).requestTimeoutMs });
+			return await run(live.client, { signal, timeout: this.configOf(name).requestTimeoutMs });
 		} catch (error) {
 			throw await this.#requestError(name, error, signal, undefined, what);
 		}
@@ -277,15 +269,12 @@ export class ConnectionTable {
 	#statusOf(entry: ServerEntry): ServerStatus {
 		const name = entry.name;
 		const stderrTail = this.#clean(name, this.#tails.get(name)?.text() ?? "");
-		const pins = {
-			pins: this.pins.status(entry.config),
-			approved: (text?: string) => this.pins.instructions(entry.config, text),
-		};
-		return serverStatus({ entry, connection: this.#connection(name), stderrTail, secrets: this.#secrets(name), ...pins });
+		const secrets = this.#secrets(name);
+		return serverStatus({ entry, connection: this.#connection(name), stderrTail, secrets, pinned: this.pins });
 	}
 
 	/** The usable config of a server, or an error that says why not. */
-	#configOf(name: string): ServerConfig {
+	configOf(name: string): ServerConfig {
 		const entry = this.#entries.get(name);
 		if (!entry) throw unknownServer(name, this.names());
 		if (entry.error !== undefined || entry.config === undefined) {
@@ -352,31 +341,16 @@ export class ConnectionTable {
 	async #open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
 		const authProvider = await this.#credentials(config, signal);
-		const pins = await this.pins.prepare(config);
 		const tail = this.#tail(name);
-		const live = await openServer(config, {
+		const options: OpenOptions = {
 			clientInfo: this.#options.clientInfo,
 			signal,
 			authProvider,
 			tail,
 			mapError: (error) => this.#stepUp(name, error),
 			onClose: (live, exited) => this.#dropped(name, live, tail, exited),
-			filter: pins && ((message) => filterMessage(pins, message)),
-			// A changed tool list: the held index goes, so the next use (and `confirm`) lists anew.
-			onListChanged: (kind) => kind === "tools" && this.#forgetIndex(name),
-		});
-		pins?.instructions(live.instructions); // pinned at the first connection
-		return live;
-	}
-
-	#forgetIndex(name: string): void {
-		const now = this.#connection(name);
-		if (now.state === "ready") this.#connections.set(name, { ...now, index: undefined });
-	}
-
-	/** The usable config of a server, or an error that says why not. */
-	configOf(name: string): ServerConfig {
-		return this.#configOf(name);
+		};
+		return this.pins.open(config, (hooks) => openServer(config, { ...options, ...hooks }));
 	}
 
 	/** A connection closed without being asked to: it latches as failed, gaining how the process ended once known. */
