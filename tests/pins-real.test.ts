@@ -92,7 +92,7 @@ describe("pins with a real server", () => {
 		assert.equal(after.code, 0, after.stderr);
 		assert.ok(!after.stdout.includes("added") && !after.stdout.includes(EVIL), after.stdout);
 		const call = await cli(rug.sandbox, ["call", "rug", "read"]);
-		assert.equal(call.code, 1);
+		assert.notEqual(call.code, 0, "refused");
 		assert.match(
 			call.stderr,
 			/tool "read" on MCP server "rug" is withheld: it changed since the user approved it; the user can review it with \/mcp or pi-mcp trust rug/,
