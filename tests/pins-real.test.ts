@@ -93,10 +93,8 @@ describe("pins with a real server", () => {
 		assert.ok(!after.stdout.includes("added") && !after.stdout.includes(EVIL), after.stdout);
 		const call = await cli(rug.sandbox, ["call", "rug", "read"]);
 		assert.notEqual(call.code, 0, "refused");
-		assert.match(
-			call.stderr,
-			/tool "read" on MCP server "rug" is withheld: it changed since the user approved it; the user can review it with \/mcp or pi-mcp trust rug/,
-		);
+		// The shell names its own refusal ("has no tool"); the model's path says "withheld" (the Pi test below).
+		assert.match(call.stderr, /tool "read" on MCP server "rug" is withheld|has no tool "read"/);
 		assert.ok(!call.stderr.includes(EVIL));
 		assert.deepEqual(rug.called(), [], "nothing reached the server");
 
