@@ -14,6 +14,7 @@ import { cold } from "./figures/cold.ts";
 import { context } from "./figures/context.ts";
 import { discovery } from "./figures/discovery.ts";
 import { output } from "./figures/output.ts";
+import { pinning } from "./figures/pins.ts";
 import { searchAll } from "./figures/search-all.ts";
 import { serverFirstCall } from "./figures/server.ts";
 import { startup } from "./figures/startup.ts";
@@ -40,6 +41,7 @@ const FIGURES: readonly Figure[] = [
 	{ id: "10", title: "A server's own first call", run: serverFirstCall },
 	{ id: "11", title: "Search bounds", run: searchBounds },
 	{ id: "12", title: "A search across 8 servers", run: searchAll },
+	{ id: "13", title: "Pinning 5,000 tools", run: pinning },
 ];
 
 async function main(): Promise<void> {

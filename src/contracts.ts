@@ -116,7 +116,33 @@ export type RuntimeOptions = Readonly<{
 	words?: Words;
 	/** Defaults to the real ones (`runtime/transports.ts`): a child process per stdio server, Streamable HTTP. */
 	transports?: Transports;
+	/** `<agent dir>/mcp-pins.json` (#47); without it nothing is pinned (a session made by hand in a test). */
+	pinsPath?: string;
 }>;
+
+/** Whether a server's definitions are pinned, how many are withheld, and the model's one line about them. */
+export type PinStatus = Readonly<{ state: "pinned" | "not pinned" | "unreadable"; pending: number; note?: string }>;
+
+/** What a review of a server shows (#47): its withheld definitions and, when it cannot be read, the pins file's problem. */
+export type PinReview = Readonly<{ state: PinStatus["state"]; pending: readonly PendingChange[]; error?: string }>;
+
+/**
+ * A definition withheld from the model until the user approves it (#47), as a review shows it: `before`
+ * (the approved one, none when new) and `after` as indented JSON, hidden characters escaped visibly.
+ */
+export type PendingChange = Readonly<{
+	key: string;
+	kind: "tools" | "prompts" | "templates" | "instructions";
+	name: string;
+	reason: "changed" | "new" | "external" | "unreadable";
+	/** One line: what it is and why it is withheld. */
+	title: string;
+	before: string;
+	after: string;
+}>;
+
+/** A prompt or resource template a request names: refused before sending while it is withheld. */
+export type Named = Readonly<{ kind: "prompts" | "templates"; name: string }>;
 
 export type ConnectionState = "idle" | "connecting" | "ready" | "failed" | "disabled" | "invalid";
 
@@ -139,8 +165,10 @@ export type ServerStatus = Readonly<{
 	ignoredKeys: readonly string[];
 	/** Per field of `includeTools` / `excludeTools` set: how many listed tools it hides (once listed). */
 	hiddenTools?: readonly Readonly<{ field: "includeTools" | "excludeTools"; count?: number; names?: readonly string[] }>[];
-	/** The server's instructions, sanitised and bounded (once connected). */
+	/** The server's instructions, sanitised and bounded (once connected); changed ones only once approved. */
 	instructions?: string;
+	/** Pinning (#47): absent for an entry with no usable configuration. */
+	pins?: PinStatus;
 }>;
 
 export type Progress = Readonly<{ progress: number; total?: number; message?: string }>;
@@ -175,7 +203,12 @@ export interface Runtime {
 		capability: Capability,
 		run: (client: Client, options: RequestOptions) => Promise<T>,
 		signal?: AbortSignal,
+		named?: Named,
 	): Promise<T>;
+	/** Connects and lists every kind of definition, then what is withheld until the user approves it (#47). */
+	changes(server: string, signal?: AbortSignal): Promise<PinReview>;
+	/** Approves withheld definitions (these keys, or all), writes the pins and lists again; how many were approved. */
+	approve(server: string, keys?: readonly string[], signal?: AbortSignal): Promise<number>;
 	/** Closes the client and resets the server to idle (and clears a latched failure). */
 	reset(server: string): Promise<void>;
 	/** Connects now (used by `/mcp reconnect`); resolves to the status afterwards. */

@@ -7,6 +7,7 @@
 import type { Runtime, RuntimeOptions } from "./contracts.ts";
 import { redactDeep } from "./output/redact.ts";
 import { Given } from "./runtime/instructions.ts";
+import { approve, changes, refuseWithheld } from "./runtime/review.ts";
 import { ConnectionTable } from "./runtime/table.ts";
 import { sdkConsole } from "./sdk.ts";
 
@@ -35,8 +36,12 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		// What a server returns reaches nobody with a configured secret in it, error or not (`output/redact.ts`).
 		call: async (name, toolName, args, callOptions = {}) =>
 			redactDeep(await table.call(name, toolName, args, callOptions), table.secrets(name)),
-		request: async (name, what, capability, run, signal) =>
-			redactDeep(await table.request(name, what, capability, run, signal), table.secrets(name)),
+		async request(name, what, capability, run, signal, named) {
+			if (named) await refuseWithheld(table, name, named, signal);
+			return redactDeep(await table.request(name, what, capability, run, signal), table.secrets(name));
+		},
+		changes: (name, signal) => changes(table, name, signal),
+		approve: (name, keys, signal) => approve(table, name, keys, signal),
 		reset: (name) => table.reset(name),
 		connect: (name, signal) => table.connect(name, signal),
 
@@ -48,6 +53,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 		update: (servers) => table.update(servers),
 		dispose: async () => {
 			await table.dispose();
+			await table.pins.flush();
 			release();
 		},
 	};

@@ -64,6 +64,7 @@ export type RawServer = Transport &
 		protocolVersion: ProtocolMode;
 		/** Which tool calls wait for the user's yes (`schema/confirm.ts`); default "none". */
 		confirm?: ConfirmSetting;
+		/** Pin what the server shows the model until the user approves a change (#47; default true). */ pin?: boolean;
 		/** Pi-only keys that were accepted but have no effect here. */
 		ignoredKeys: readonly string[];
 	}>;
@@ -132,6 +133,7 @@ const COMMON_KEYS = [
 	"includeTools",
 	"excludeTools",
 	"confirm",
+	"pin",
 ];
 const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
@@ -193,10 +195,10 @@ function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
 	const message = unknownKeys(raw, allowed, prefix);
 	if (message !== undefined) fail(message);
 }
-
-function earlyStartFlag(raw: Fields): boolean {
-	if (raw.earlyStart !== undefined && typeof raw.earlyStart !== "boolean") fail('field "earlyStart" must be true or false');
-	return raw.earlyStart !== false;
+/** A flag that is on unless set to false: `earlyStart`, `pin`. */
+function onUnlessFalse(raw: Fields, key: "earlyStart" | "pin"): boolean {
+	if (raw[key] !== undefined && typeof raw[key] !== "boolean") fail(`field "${key}" must be true or false`);
+	return raw[key] !== false;
 }
 
 function enabledFlag(raw: Fields): boolean {
@@ -229,7 +231,6 @@ function requestTimeout(raw: Fields): number | undefined {
 	}
 	return undefined;
 }
-
 /** Tool-name globs (`*`, `?`): `includeTools`, `excludeTools`, a `confirm` list. */
 const isPatternList = (value: unknown): value is readonly string[] =>
 	Array.isArray(value) && value.every((item) => typeof item === "string" && item !== "");
@@ -250,7 +251,6 @@ function protocolMode(raw: Fields): ProtocolMode {
 	}
 	return value as ProtocolMode;
 }
-
 /** `confirm` (`schema/confirm.ts` says what each value asks for; only its type is imported, start-up stays small). */
 function confirmSetting(raw: Fields): ConfirmSetting {
 	const value = raw.confirm ?? "none";
@@ -348,11 +348,12 @@ function serverShape(raw: Fields): RawServer {
 		cwd: optionalString(raw, "cwd"),
 		headers: stringMap(raw, "headers"),
 		enabled: enabledFlag(raw),
-		earlyStart: earlyStartFlag(raw),
+		earlyStart: onUnlessFalse(raw, "earlyStart"),
 		description: optionalString(raw, "description"),
 		requestTimeoutMs: requestTimeout(raw),
 		...toolFilter(raw),
 		confirm: confirmSetting(raw),
+		pin: onUnlessFalse(raw, "pin"),
 		protocolVersion: protocolMode(raw),
 	};
 	const ignoredKeys = PI_ONLY_KEYS.filter((key) => key in raw);
@@ -373,7 +374,6 @@ function bearerRequirement(server: RawServer): RawServer {
 	}
 	return server;
 }
-
 /**
  * Checks one entry's shape. `allowOverride` is true for project files, where an entry holding only
  * `enabled`/`disabled` (and Pi's exposure keys) switches the user entry of the same name.

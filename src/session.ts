@@ -181,6 +181,7 @@ export class SessionOwner {
 			auth: this.auth,
 			words: inputs.words,
 			transports: inputs.transports,
+			pinsPath: join(inputs.agentDir, "mcp-pins.json"),
 		});
 		this.#made = { runtime, overflow: inputs.overflow ?? createOverflowStore({ baseDir: inputs.overflowDir }) };
 		return this.#made;

@@ -31,6 +31,7 @@ const FLOORS: Readonly<Record<string, number>> = {
 	schema: 0,
 	search: 0,
 	config: 1,
+	pins: 1,
 	login: 1,
 	render: 1,
 	sdk: 1,

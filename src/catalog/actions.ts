@@ -10,7 +10,7 @@ import { isAppResource, present, promptResultParts, resourceResultParts, toolRes
 import { escapeName, oneLine, stripProse } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import { isObject } from "../schema.ts";
-import { hintWords, instructionLines } from "./hints.ts";
+import { hintWords, instructionLines, pendingLines } from "./hints.ts";
 import { blocksResult, listingResult, page, type Result, toolsAction } from "./listing.ts";
 import { ACTIONS, type ListAction, type Params } from "./requests.ts";
 import { modelStatus } from "./status.ts";
@@ -94,7 +94,13 @@ function resourceList(session: Session, noun: string, items: readonly Listed[], 
 		return `${nameLine(item.address, 300)} — ${nameLine(item.name, 80)}${extra ? ` (${extra})` : ""}`;
 	});
 	const header = `${params.server}: ${visible.length} ${noun}${visible.length === 1 ? "" : "s"}`;
-	return listingResult(session, params, header, lines, more);
+	return listingResult(
+		session,
+		params,
+		header,
+		[...lines, ...pendingLines(session.runtime.status(), [params.server ?? ""])],
+		more,
+	);
 }
 
 type Update = ((partial: Result) => void) | undefined;
@@ -156,6 +162,7 @@ async function describeAction(
 		`input schema: ${stripProse(JSON.stringify(tool.inputSchema))}`,
 		tool.outputSchema ? `output schema: ${stripProse(JSON.stringify(tool.outputSchema))}` : undefined,
 		...instructionLines(escapeName(server), runtime.instructionsOnce(server)),
+		...pendingLines(runtime.status(), [server]),
 	].filter((line): line is string => line !== undefined);
 	const presented = await present([{ kind: "text", text: lines.join("\n") }], overflow, `${server}-${toolName}-schema`);
 	return blocksResult({ action: params.action, server, tool: toolName }, presented.content, presented.info);
@@ -212,6 +219,7 @@ async function completeAction(
 		"completions",
 		(client, options) => client.complete({ ref, argument: { name: argument, value: params.value ?? "" } }, options),
 		signal,
+		ref.type === "ref/prompt" ? { kind: "prompts", name: ref.name } : { kind: "templates", name: ref.uri },
 	);
 	const values = result.completion.values.map((value) => oneLine(value, 200));
 	const total = result.completion.total ?? values.length;
@@ -283,7 +291,7 @@ export async function runAction(
 				return `${nameLine(prompt.name, 80)}(${args})${description ? `: ${description}` : ""}`;
 			});
 			const header = `${server}: ${result.prompts.length} prompt${result.prompts.length === 1 ? "" : "s"}`;
-			return listingResult(session, params, header, lines, more);
+			return listingResult(session, params, header, [...lines, ...pendingLines(runtime.status(), [server])], more);
 		}
 		case "prompt": {
 			const name = required(params, "prompt", 'use action "prompts" to list them');
@@ -297,6 +305,7 @@ export async function runAction(
 				"prompts",
 				(client, options) => client.getPrompt({ name, arguments: stringArgs }, options),
 				signal,
+				{ kind: "prompts", name },
 			);
 			const presented = await present(promptResultParts(result), overflow, label(`prompt-${name}`));
 			return blocksResult({ action, server }, presented.content, presented.info);

@@ -51,3 +51,14 @@ export function instructionLines(server: string, instructions: string | undefine
 		...instructions.split(/\r\n|\r|\n|\u2028|\u2029/).map((line) => `${prefix}${line}`),
 	];
 }
+
+/**
+ * The one line a server's withheld definitions get (#47): how many changed since the user approved them
+ * and where to review them, never their text. None when nothing is withheld.
+ */
+export function pendingLines(
+	statuses: readonly Readonly<{ name: string; pins?: Readonly<{ note?: string }> }>[],
+	servers: readonly string[],
+): readonly string[] {
+	return statuses.flatMap((status) => (servers.includes(status.name) && status.pins?.note ? [status.pins.note] : []));
+}

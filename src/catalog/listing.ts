@@ -14,7 +14,7 @@ import { type PiBlock, presentListing, toolEntry } from "../output/content.ts";
 import { escapeName, shortText } from "../output/text.ts";
 import type { McpDetails } from "../render.ts";
 import type { Hit, SearchIndex, SearchTool, Source } from "../search/rank.ts";
-import { instructionLines, withHints } from "./hints.ts";
+import { instructionLines, pendingLines, withHints } from "./hints.ts";
 import { MAX_LIMIT, type Params } from "./requests.ts";
 
 /**
@@ -89,7 +89,8 @@ export async function toolsAction(
 	}
 	const listing = await serverListing(session, params, server, query, signal);
 	const told = instructionLines(escapeName(server), session.runtime.instructionsOnce(server));
-	return listingResult(session, params, listing.header, [...listing.lines, ...told], listing.more);
+	const withheld = pendingLines(session.runtime.status(), [server]);
+	return listingResult(session, params, listing.header, [...listing.lines, ...told, ...withheld], listing.more);
 }
 
 /** One server's tools, or those matching `query` best first, one page of them. */
@@ -294,6 +295,7 @@ async function searchAll(session: Session, params: Params, query: string, signal
 			: await rankedListing(sources, query, params, false);
 	const lines = [
 		...ranked.lines,
+		...pendingLines(session.runtime.status(), names),
 		...failedLines(failed),
 		...(waiting.length > 0
 			? [

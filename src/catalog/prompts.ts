@@ -103,6 +103,7 @@ export async function fetchPrompt(
 		"prompts",
 		(client, options) => client.getPrompt({ name, arguments: { ...args } }, options),
 		signal,
+		{ kind: "prompts", name },
 	);
 }
 
@@ -150,6 +151,7 @@ export async function suggestions(
 			(client, options) =>
 				client.complete({ ref: { ...ref }, argument: { ...argument }, context: { arguments: { ...given } } }, options),
 			signal,
+			ref.type === "ref/prompt" ? { kind: "prompts", name: ref.name } : { kind: "templates", name: ref.uri },
 		)
 		.catch(() => undefined);
 	return result?.completion.values ?? [];

@@ -18,6 +18,15 @@ export function hiddenText(status: ServerStatus): string | undefined {
 	return fields.map((each) => `${each.count} hidden by ${each.field}`).join(", ");
 }
 
+/** Pinning in a few words (#47): "not pinned", "2 withheld until approved", "pins file unreadable". */
+export function pinText(status: ServerStatus): string | undefined {
+	const pins = status.pins;
+	if (!pins) return undefined;
+	if (pins.state === "not pinned") return "not pinned";
+	if (pins.state === "unreadable") return "pins file unreadable: definitions withheld";
+	return pins.pending > 0 ? `${pins.pending} withheld until approved` : undefined;
+}
+
 export function statusLine(status: ServerStatus): string {
 	const facts = [
 		status.state,
@@ -25,6 +34,7 @@ export function statusLine(status: ServerStatus): string {
 		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
 		status.toolCount !== undefined ? `${status.toolCount} tools` : undefined,
 		hiddenText(status),
+		pinText(status),
 	].filter(Boolean);
 	const description = status.description ? ` — ${oneLine(status.description, 100)}` : "";
 	return `${escapeName(status.name)}: ${facts.join(" · ")}${description}`;
@@ -34,7 +44,8 @@ export function statusLine(status: ServerStatus): string {
 export function modelStatus(statuses: readonly ServerStatus[], unreadFiles: readonly string[] = []): string {
 	const lines = statuses.map((status) => {
 		const error = status.error ? `\n  error: ${status.error.split("\n")[0]}` : "";
-		return `${statusLine(status)}${error}`;
+		const withheld = status.pins?.note ? `\n  ${status.pins.note}` : "";
+		return `${statusLine(status)}${error}${withheld}`;
 	});
 	const servers = statuses.length === 0 ? "No MCP servers are configured." : `MCP servers:\n${lines.join("\n")}`;
 	if (unreadFiles.length === 0) return servers;

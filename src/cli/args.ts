@@ -20,6 +20,9 @@ export type Flags = Readonly<{
 	verbose?: boolean;
 	/** `get`: also connect the server and show its instructions. */
 	connect?: boolean;
+	/** `trust`: approve without asking; forget the server's pins. */
+	yes?: boolean;
+	reset?: boolean;
 	/** Seconds; bounds connecting and each request for this run. */
 	timeout?: number;
 	out?: string;
@@ -59,6 +62,8 @@ const OPTIONS: Readonly<Record<string, Spec>> = {
 	force: { key: "force" },
 	verbose: { key: "verbose" },
 	connect: { key: "connect" },
+	yes: { key: "yes", short: "y" },
+	reset: { key: "reset" },
 	timeout: { key: "timeout", value: "seconds" },
 	out: { key: "out", value: "string" },
 	scope: { key: "scope", value: "scope" },
@@ -86,6 +91,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
 	login: ["approve", "timeout"],
 	logout: ["approve"],
 	doctor: ["approve", "timeout", "verbose"],
+	trust: ["approve", "timeout", "yes", "reset"],
 	add: ["scope", "force", "env", "header", "url", "auth", "bearer-env", "client-id", "issuer", "oauth-scope", "description"],
 	"add-json": ["scope", "force"],
 	remove: ["scope"],

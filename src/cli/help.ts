@@ -35,6 +35,7 @@ Commands:
   login <server>                 sign in to an OAuth server: prints the link, waits, stores the result in the keyring
   logout <server>                delete the stored sign-in of a server
   doctor [--verbose]             Node, keyring, files, and a connection to every enabled server
+  trust <server>                 review what changed since you approved a server's definitions
   add <name> -- <command> [args] add a stdio server (or add <name> --url <url> for an HTTP server)
   add-json <name> '<json>'       add a server from its JSON entry
   get <name> [--connect]         a server's entry as written, values masked (--connect: its instructions)
@@ -55,6 +56,7 @@ ${COMMON}`,
 	read: `Usage: pi-mcp read [--approve] [--json] [--out <dir>] <server> <uri>\n\nReads a resource (or a template's URI with its values filled in) and prints its text; binary\ncontent is saved only with --out <dir> (else it says it was not kept). --json prints the contents as sent.\n${COMMON}`,
 	login: `Usage: pi-mcp login [--approve] <server>\n\nPrints an authorization link for an OAuth server and waits (up to 5 minutes) until the browser\nreturns to the loopback address, or until you paste the address the browser ended on (useful when\nthe browser runs on another machine). The sign-in is stored in the OS keyring.\n${COMMON}`,
 	logout: `Usage: pi-mcp logout [--approve] [--json] <server>\n\nDeletes the stored sign-in of an OAuth server from the OS keyring.\n${COMMON}`,
+	trust: `Usage: pi-mcp trust [--yes|--json|--reset] <server>\n\nConnects and shows each definition (tool, prompt, resource template, instructions) that changed since\nyou approved it, as a word diff ([-removed-] {+added+}); asks on a terminal. Withheld from the model until approved.\n  --yes    approve every change without asking\n  --json   print the changes; approve nothing\n  --reset  forget the server's pins: its next connection pins afresh\nExit codes: 0 nothing pending (or approved), 1 changes stay pending, 2 usage error.\n${COMMON}`,
 	doctor: `Usage: pi-mcp doctor [--approve] [--json] [--verbose]\n\nChecks the Node version, that the OS keyring is reachable, that each file parses, and that each\nenabled server connects within its timeout (era, protocol, tool count, credential state, the first\nline of its instructions; --verbose: all of them). Progress goes to stderr. Exit 1 when something needs fixing.\n${COMMON}`,
 	add: `Usage: pi-mcp add <name> [--scope user|project] [-e KEY=VALUE]… [--description <text>] [--force] -- <command> [args…]
        pi-mcp add <name> --url <url> [--header 'Name: value']… [--auth oauth [--client-id <id> --issuer <url>] [--oauth-scope <s>]

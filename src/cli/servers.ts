@@ -250,4 +250,5 @@ export const SERVER_COMMANDS: Readonly<Record<string, (cli: ShellRun, args: read
 	doctor: (cli) => doctor(cli),
 	prompt: async (cli, args) => (await import("./prompt.ts")).printPrompt(cli, args),
 	read: async (cli, args) => (await import("./prompt.ts")).printResource(cli, args),
+	trust: async (cli, args) => (await import("./trust.ts")).trust(cli, args),
 };

@@ -76,12 +76,15 @@ export async function editTarget(path: string, within?: string): Promise<string>
 	return target;
 }
 
-/** Writes `text` to `target` through an exclusive temporary file and a rename; the mode is kept (0600 when new). */
-export async function writeExclusive(target: string, text: string): Promise<void> {
+/**
+ * Writes `text` to `target` through an exclusive temporary file and a rename; the mode is kept (0600 when
+ * new) unless `fixedMode` is given.
+ */
+export async function writeExclusive(target: string, text: string, fixedMode?: number): Promise<void> {
 	const dir = dirname(target);
 	await mkdir(dir, { recursive: true });
 	const existing = await lstat(target).catch(() => undefined);
-	const mode = existing?.isFile() ? existing.mode & 0o777 : 0o600;
+	const mode = fixedMode ?? (existing?.isFile() ? existing.mode & 0o777 : 0o600);
 	const temporary = join(dir, `.${basename(target)}.${randomBytes(12).toString("hex")}.tmp`);
 	const flags = constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_WRONLY;
 	const handle = await open(temporary, flags, mode);

@@ -14,7 +14,7 @@ import type { Conversation } from "./conversation.ts";
 import { unknownServerHere } from "./unknown.ts";
 
 const USAGE =
-	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server> | /mcp prompt <server> <prompt> [name=value …] | /mcp attach <server> <uri>";
+	"Usage: /mcp [status] | /mcp tools <server> | /mcp reconnect <server> | /mcp login <server> [redirected-url] | /mcp logout <server> | /mcp prompt <server> <prompt> [name=value …] | /mcp attach <server> <uri> | /mcp trust <server>";
 
 /** Command output: a notification where there is a UI (TUI, RPC); plain text on stderr in print and
  * JSON modes, where Pi keeps stdout for the agent's own output (it redirects extensions' stdout there too). */
@@ -82,6 +82,7 @@ export async function runCommand(
 			return report(ctx, await userToolList(session, name, tools));
 		}
 		if (action === "login" || action === "logout") return await signIn(ctx, session, action, name, extra[0]);
+		if (action === "trust") return report(ctx, await (await import("./review.ts")).reviewChanges(ctx, session, name));
 		await session.runtime.reset(name);
 		const status = await session.runtime.connect(name, ctx.signal);
 		const ready = status.state === "ready";

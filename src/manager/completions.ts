@@ -11,7 +11,7 @@ import { escapeName } from "../output/text.ts";
 const loadPrompt = once(() => import("./conversation.ts"));
 
 /** The `/mcp` subcommands (completion here, the body in `command.ts`). */
-export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout", "prompt", "attach"];
+export const SUBCOMMANDS: readonly string[] = ["status", "tools", "reconnect", "login", "logout", "prompt", "attach", "trust"];
 
 export type NamedState = Readonly<{ name: string; state: string }>;
 

@@ -99,7 +99,8 @@ function serverRows(ui: Ui): Row[] {
 				return `${theme.fg(stateColor(state), cell(state, stateWidth))}  ${selected ? theme.fg("accent", column) : column}  ${rest}`;
 			},
 		};
-		return { row, rank: rank(state) };
+		// Withheld definitions first (#47): `facts` marks them.
+		return { row, rank: (status.pins?.pending ?? 0) > 0 ? -1 : rank(state) };
 	});
 	return rows.sort((a, b) => a.rank - b.rank).map(({ row }) => row);
 }

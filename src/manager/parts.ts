@@ -137,6 +137,8 @@ export function facts(status: ServerStatus): string {
 		status.transport,
 		status.protocolVersion ? `protocol ${status.protocolVersion}` : undefined,
 		status.toolCount !== undefined ? `${status.toolCount} tool${status.toolCount === 1 ? "" : "s"}` : undefined,
+		status.pins?.pending ? `⚑ ${status.pins.pending} changed: /mcp trust ${status.name}` : undefined,
+		status.pins?.state === "not pinned" ? "not pinned" : undefined,
 	]
 		.filter(Boolean)
 		.join(" · ");

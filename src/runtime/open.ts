@@ -36,7 +36,22 @@ export type OpenOptions = Readonly<{
 	transports?: Transports;
 	/** The eras this session's probes found: a reconnect in `auto` reuses its server's and probes nothing. */
 	eras?: Eras;
+	/** Sees each message from the server before the SDK parses it, and may change it (pinning, #47). */
+	filter?: (message: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>;
+	/** The server said a list changed (a `list_changed` notification). */
+	onListChanged?: (kind: "tools" | "prompts" | "resources") => void;
 }>;
+
+/**
+ * After connect, each message from the server passes `filter` before the SDK parses it: the SDK parses list
+ * results into its own types, dropping keys no spec names, and pinning must see them first. `onmessage` is
+ * the Transport interface's public callback, which the SDK set at connect.
+ */
+function filterMessages(transport: Transport, filter: OpenOptions["filter"]): void {
+	const port = transport as unknown as { onmessage?: (message: Readonly<Record<string, unknown>>, extra?: unknown) => void };
+	const deliver = port.onmessage;
+	if (filter && deliver) port.onmessage = (message, extra) => deliver(filter(message), extra);
+}
 
 const probeTimeout = (config: ServerConfig) => Math.min(config.requestTimeoutMs, 10_000);
 
@@ -75,10 +90,18 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	tail.clear();
 	const transports = options.transports ?? realTransports;
 	const checks = outputChecks();
+	const watched = options.onListChanged;
+	// A changed list is listed again only when next used: no request unless someone asks.
+	const changed = (kind: "tools" | "prompts" | "resources") => ({
+		autoRefresh: false,
+		debounceMs: 0,
+		onChanged: () => watched?.(kind),
+	});
+	const listChanged = watched && { tools: changed("tools"), prompts: changed("prompts"), resources: changed("resources") };
 	const client = (versionNegotiation: VersionNegotiationOptions = negotiation(config)) => {
 		const made = new sdk.Client(
 			{ name: options.clientInfo.name, version: options.clientInfo.version },
-			{ capabilities: {}, versionNegotiation, jsonSchemaValidator: checks },
+			{ capabilities: {}, versionNegotiation, jsonSchemaValidator: checks, ...(listChanged ? { listChanged } : {}) },
 		);
 		made.onerror = () => {
 			// Transport errors surface through the failing request or `onclose`; never on the console.
@@ -89,7 +112,9 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 	if (config.transport === "http") {
 		const http = client();
 		try {
-			await http.connect(await httpTransport(transports, config, options.authProvider), request);
+			const transport = await httpTransport(transports, config, options.authProvider);
+			await http.connect(transport, request);
+			filterMessages(transport, options.filter);
 		} catch (error) {
 			checks.close();
 			await http.close().catch(() => undefined);
@@ -130,6 +155,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 			eras: options.eras,
 			key: serverIdentity(config).key,
 		});
+		filterMessages(resident, options.filter);
 		const child = spawns.stop();
 		const pgid = wrapper ? (resident.pid ?? undefined) : undefined;
 		return watchClose(new Connection(connected, checks, { pgid, owner }), child, options);

@@ -8,6 +8,7 @@ import { sanitize } from "../output/text.ts";
 import type { ServerEntry } from "../schema.ts";
 import type { Connection } from "./connection.ts";
 import { boundedInstructions } from "./instructions.ts";
+import type { PinnedServers } from "./pinned.ts";
 import { filterFor, hiddenSummary } from "./visible-tools.ts";
 
 export type StatusInputs = Readonly<{
@@ -17,9 +18,11 @@ export type StatusInputs = Readonly<{
 	stderrTail: string;
 	/** Values never to show (the instructions are redacted with them). */
 	secrets: readonly string[];
+	/** Pinning (#47): the server's pin status, and which instructions may be given (changed ones are not). */
+	pinned?: PinnedServers;
 }>;
 
-export function serverStatus({ entry, connection, stderrTail, secrets }: StatusInputs): ServerStatus {
+export function serverStatus({ entry, connection, stderrTail, secrets, pinned }: StatusInputs): ServerStatus {
 	const base = {
 		name: entry.name,
 		source: entry.source,
@@ -27,6 +30,7 @@ export function serverStatus({ entry, connection, stderrTail, secrets }: StatusI
 		description: entry.config?.description ? sanitize(entry.config.description) : undefined,
 		ignoredKeys: entry.ignoredKeys,
 		stderrTail: stderrTail || undefined,
+		pins: pinned?.status(entry.config),
 	};
 	if (entry.error !== undefined) return { ...base, state: "invalid", error: entry.error, problem: entry.problem };
 	if (!entry.enabled) return { ...base, state: "disabled" };
@@ -38,7 +42,10 @@ export function serverStatus({ entry, connection, stderrTail, secrets }: StatusI
 	return {
 		...base,
 		hiddenTools,
-		instructions: boundedInstructions(connection.live.instructions, secrets),
+		instructions: boundedInstructions(
+			pinned ? pinned.instructions(entry.config, connection.live.instructions) : connection.live.instructions,
+			secrets,
+		),
 		state: "ready",
 		era: connection.live.era,
 		protocolVersion: connection.live.protocolVersion,

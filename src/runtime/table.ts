@@ -14,7 +14,8 @@ import { loadSdk } from "../sdk.ts";
 import type { Connection } from "./connection.ts";
 import { Eras } from "./era.ts";
 import { cancelledRequest, closedError, type Exit, noSuchTool, requestError, setupError, unknownServer } from "./failures.ts";
-import { closeLive, openServer } from "./open.ts";
+import { closeLive, type OpenOptions, openServer } from "./open.ts";
+import { PinnedServers } from "./pinned.ts";
 import { secretsFor, withStoredSecrets } from "./secrets.ts";
 import { serverStatus } from "./status.ts";
 import { TailBuffer } from "./stderr-tail.ts";
@@ -44,17 +45,17 @@ export class ConnectionTable {
 	readonly #tails = new Map<string, TailBuffer>();
 	readonly #eras = new Eras();
 	readonly #shutdown = new AbortController();
+	/** What the user approved of each server (#47): list results are filtered through it. */ readonly pins: PinnedServers;
 
 	constructor(options: RuntimeOptions) {
 		this.#options = options;
+		this.pins = new PinnedServers(options.pinsPath);
 		this.#entries = new Map(options.servers.map((entry) => [entry.name, entry]));
 	}
-
 	/** Names of all entries, in the configuration's order. */
 	names(): readonly string[] {
 		return [...this.#entries.keys()];
 	}
-
 	/** The tools of the server's last listing, those hidden from the model included; never connects. */
 	listed(name: string): readonly Tool[] {
 		const current = this.#connection(name);
@@ -64,20 +65,18 @@ export class ConnectionTable {
 	status(): readonly ServerStatus[] {
 		return [...this.#entries.values()].map((entry) => this.#statusOf(entry));
 	}
-
 	/** One server's status, or an error for a name the table does not hold. */
 	statusOf(name: string): ServerStatus {
 		const entry = this.#entries.get(name);
 		if (!entry) throw unknownServer(name, this.names());
 		return this.#statusOf(entry);
 	}
-
 	/**
 	 * The server's open connection: `ready` is used, `connecting` joined, `failed` rejects with the latched
 	 * error, `idle` starts the shared setup. `signal` cancels only this caller's wait.
 	 */
 	ready(name: string, signal?: AbortSignal): Promise<Live> {
-		const config = this.#configOf(name);
+		const config = this.configOf(name);
 		if (this.#shutdown.signal.aborted) return Promise.reject(new CallFailed(name, "the MCP session has ended", "shutdown"));
 		const current = this.#connection(name);
 		if (current.state === "ready") return Promise.resolve(current.live);
@@ -86,23 +85,23 @@ export class ConnectionTable {
 		const setup = current.state === "connecting" ? current.setup : this.#startSetup(config);
 		return awaitWith(setup, signal, cancelled);
 	}
-
 	/**
 	 * The listing path: the server's tools as the model may see them. Concurrent callers share one
 	 * `tools/list` (the SDK keeps its own cache); `held`: a listing already held will do; `fresh`: the
 	 * server lists again (joining a listing in flight). The result becomes the visible tools in `#visible`.
 	 */
-	listTools(name: string, live: Live, wanted: "held" | "fresh", signal?: AbortSignal): Promise<ToolIndex> {
+	listTools(name: string, live: Live, wanted: "held" | "fresh" | "refresh", signal?: AbortSignal): Promise<ToolIndex> {
 		const current = this.#connection(name);
 		if (current.state !== "ready" || current.live !== live) {
 			return Promise.reject(new CallFailed(name, `the connection to MCP server "${name}" was reset`, "closed"));
 		}
-		if (current.listing) return awaitWith(current.listing, signal, () => cancelledRequest(name));
-		if (current.index && wanted === "held") return Promise.resolve(current.index);
+		if (current.listing && wanted !== "refresh") return awaitWith(current.listing, signal, () => cancelledRequest(name));
+		if (current.index && wanted === "held" && !this.pins.changed(name)) return Promise.resolve(current.index);
 		const timeout = this.#entries.get(name)?.config?.requestTimeoutMs;
+		const options = { timeout, signal: this.#shutdown.signal, ...(wanted === "refresh" && { cacheMode: "refresh" as const }) };
 		const listing = (
 			live.client.getServerCapabilities()?.tools
-				? live.client.listTools(undefined, { timeout, signal: this.#shutdown.signal })
+				? live.client.listTools(undefined, options)
 				: Promise.resolve({ tools: [] as Tool[] })
 		).then(
 			(result) => {
@@ -120,7 +119,6 @@ export class ConnectionTable {
 		this.#connections.set(name, { ...current, listing });
 		return awaitWith(listing, signal, () => cancelledRequest(name));
 	}
-
 	/** A `tools/list` result as the visible tools: app-only and filtered tools left out (`visible-tools.ts`). */
 	#visible(name: string, previous: ToolIndex | undefined, tools: readonly Tool[]): ToolIndex {
 		return nextIndex(previous, tools, filterFor(this.#entries.get(name)));
@@ -132,7 +130,7 @@ export class ConnectionTable {
 	 */
 	async visibleTool(name: string, toolName: string, signal?: AbortSignal): Promise<{ live: Live; tool: Tool }> {
 		const refusal = filteredRefusal(filterFor(this.#entries.get(name)), toolName);
-		if (refusal && this.#configOf(name))
+		if (refusal && this.configOf(name))
 			throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${refusal}`, "refused");
 		const live = await this.ready(name, signal);
 		const first = await this.listTools(name, live, "held", signal);
@@ -142,7 +140,7 @@ export class ConnectionTable {
 		const fresh = hiddenFor(first, toolName) !== undefined ? first : await this.listTools(name, live, "fresh", signal);
 		const again = fresh.byName.get(toolName);
 		if (again) return { live, tool: again };
-		const reason = hiddenFor(fresh, toolName);
+		const reason = this.pins.refusal(this.#entries.get(name)?.config, "tools", toolName) ?? hiddenFor(fresh, toolName);
 		if (reason) throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${reason}`, "refused");
 		const listed = fresh.tools.map((tool) => tool.name);
 		throw new CallFailed(name, this.#clean(name, noSuchTool(name, toolName, listed)), "refused");
@@ -152,7 +150,7 @@ export class ConnectionTable {
 	async call(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
 		const { signal, onProgress } = options;
 		const { live, tool } = await this.visibleTool(name, toolName, signal);
-		const timeout = this.#configOf(name).requestTimeoutMs;
+		const timeout = this.configOf(name).requestTimeoutMs;
 		// The caller's signal goes straight through (AbortSignal.any costs ~9 µs a call); shutdown closes
 		// every client, which rejects calls in flight, and the request error names the session's end.
 		// Structured results are checked off Pi's thread, within the call's timeout (#39).
@@ -184,7 +182,7 @@ export class ConnectionTable {
 			throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
 		}
 		try {
-			return await run(live.client, { signal, timeout: this.#configOf(name).requestTimeoutMs });
+			return await run(live.client, { signal, timeout: this.configOf(name).requestTimeoutMs });
 		} catch (error) {
 			throw await this.#requestError(name, error, signal, undefined, what);
 		}
@@ -267,11 +265,17 @@ export class ConnectionTable {
 	#statusOf(entry: ServerEntry): ServerStatus {
 		const name = entry.name;
 		const stderrTail = this.#clean(name, this.#tails.get(name)?.text() ?? "");
-		return serverStatus({ entry, connection: this.#connection(name), stderrTail, secrets: this.secrets(name) });
+		return serverStatus({
+			entry,
+			connection: this.#connection(name),
+			stderrTail,
+			secrets: this.secrets(name),
+			pinned: this.pins,
+		});
 	}
 
 	/** The usable config of a server, or an error that says why not. */
-	#configOf(name: string): ServerConfig {
+	configOf(name: string): ServerConfig {
 		const entry = this.#entries.get(name);
 		if (!entry) throw unknownServer(name, this.names());
 		if (entry.error !== undefined || entry.config === undefined) {
@@ -337,16 +341,17 @@ export class ConnectionTable {
 		const filled = await withStoredSecrets(this.#options.auth, config, signal);
 		const authProvider = await this.#credentials(config, signal);
 		const tail = this.#tail(name);
-		const given = { clientInfo: this.#options.clientInfo, transports: this.#options.transports, eras: this.#eras };
-		return openServer(filled, {
-			...given,
+		const options: OpenOptions = {
+			clientInfo: this.#options.clientInfo,
+			eras: this.#eras,
 			signal,
 			authProvider,
 			tail,
 			mapError: (error) => this.#stepUp(name, error),
 			transports: this.#options.transports,
 			onClose: (live, exited) => this.#dropped(name, live, tail, exited),
-		});
+		};
+		return this.pins.open(config, (hooks) => openServer(filled, { ...options, ...hooks }));
 	}
 
 	/** A connection closed without being asked to: it latches as failed, gaining how the process ended once known. */
