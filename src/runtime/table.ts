@@ -46,7 +46,6 @@ export class ConnectionTable {
 	readonly #eras = new Eras();
 	readonly #shutdown = new AbortController();
 	/** What the user approved of each server (#47): list results are filtered through it. */ readonly pins: PinnedServers;
-
 	constructor(options: RuntimeOptions) {
 		this.#options = options;
 		this.pins = new PinnedServers(options.pinsPath);
