@@ -283,7 +283,7 @@ describe("pi-mcp: disable/enable <server> <tool>, tools, search, describe, call,
 		const list = await cli(sandbox, ["list"]);
 		assert.match(list.stdout, /tools filtered by excludeTools/);
 
-		const get = await cli(sandbox, ["get", "fx"]);
+		const get = await cli(sandbox, ["get", "fx", "--connect"]);
 		assert.equal(get.code, 0, get.stderr);
 		assert.match(get.stdout, /state: enabled\ninstructions:\n {2}Say please\.\n$/);
 		const doctor = await cli(sandbox, ["doctor"]);
