@@ -108,9 +108,10 @@ async function approveShown(ui: Ui, name: string, shown: readonly PendingChange[
 
 /**
  * The pending changes of `name` for its screen, loaded (which connects) at once when `check`, else only
- * once the runtime withholds some; `refresh` redraws the screen's rows after a load.
+ * once the runtime withholds some; `refresh` redraws the screen's rows after a load (`appeared`: the first
+ * changes listed, where the selection should go).
  */
-export function pendingChanges(ui: Ui, name: string, check: boolean, refresh: () => void): Pending {
+export function pendingChanges(ui: Ui, name: string, check: boolean, refresh: (appeared: boolean) => void): Pending {
 	// What the last load found, the withheld count it was made for, and whether a load is running.
 	let changes: readonly PendingChange[] = [];
 	let loadedFor = 0;
@@ -119,6 +120,7 @@ export function pendingChanges(ui: Ui, name: string, check: boolean, refresh: ()
 	const withheld = () => statusOf(ui, name)?.pins?.pending ?? 0;
 	const load = () => {
 		loading = true;
+		const none = changes.length === 0;
 		if (changes.length === 0) note = "checking for changes…";
 		ui.session.runtime
 			.changes(name)
@@ -134,7 +136,7 @@ export function pendingChanges(ui: Ui, name: string, check: boolean, refresh: ()
 			.finally(() => {
 				loading = false;
 				loadedFor = withheld();
-				refresh();
+				refresh(none && changes.length > 0);
 			});
 	};
 	const approve = (shown: readonly PendingChange[]) => {

@@ -9,7 +9,7 @@ import { Input, matchesKey, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
 import { pendingChanges } from "./changes.ts";
-import type { RowList } from "./list.ts";
+import type { Row, RowList } from "./list.ts";
 import {
 	type Choice,
 	choiceRows,
@@ -283,15 +283,18 @@ export function serverScreen(ui: Ui, name: string, check = false): Screen {
 			ui.push(textScreen(ui, `${escapeName(name)}: instructions`, () => statusOf(ui, name)?.instructions ?? "(none sent)")),
 	};
 	const choices = () => choiceRows(ui, [...pending.choices(), ...actions(ui, name)]);
-	const pending = pendingChanges(ui, name, check, () => {
-		select.setRows(choices());
-		ui.tui.requestRender();
-	});
-	const select: RowList = list(ui, choices(), (row) => {
+	const pick = (row: Row) => {
 		if (pending.pick(row.value)) return;
 		if (row.value.startsWith("secret:")) return ui.push(secretScreen(ui, name, row.value.slice(7)));
 		handlers[row.value]?.();
+	};
+	// The first changes listed take the selection (a new list starts on its first row).
+	const pending = pendingChanges(ui, name, check, (appeared) => {
+		if (appeared) select = list(ui, choices(), pick);
+		else select.setRows(choices());
+		ui.tui.requestRender();
 	});
+	let select: RowList = list(ui, choices(), pick);
 	return {
 		header: (width) => header(ui, name, width, pending.note()),
 		hint: "↑↓ navigate · enter choose · esc back",
