@@ -44,6 +44,9 @@ const AFTER = [
 	{ name: "added", description: "A new tool.", inputSchema: { type: "object" } },
 ];
 
+/** `pattern` right after an SGR sequence (a colour). */
+const coloured = (pattern: string) => new RegExp(`\u001b\\[[0-9;]*m${pattern}`);
+
 /** The editor holds `text` and no completion menu is open (its rows start with "→"). */
 const typed = (text: string) => (screen: string) => screen.includes(text) && !/^→ /m.test(screen);
 
@@ -95,7 +98,7 @@ test("the manager reviews withheld changes at 80×24: marker, list, diff, scroll
 	assert.doesNotMatch(diff, /…/);
 	assert.doesNotMatch(diff, /zz_exfil/, "the added parameter is further down");
 	// ...and coloured.
-	assert.match(tui.screen(true), /\x1b\[[0-9;]*m\[-note/);
+	assert.match(tui.screen(true), coloured(String.raw`\[-note`));
 	const range = (screen: string) => /\((\d+)–(\d+) of (\d+)\)/.exec(screen)?.slice(1).map(Number) ?? [];
 	const [first, , total] = range(diff);
 	assert.equal(first, 1);
@@ -103,7 +106,7 @@ test("the manager reviews withheld changes at 80×24: marker, list, diff, scroll
 	const bottom = await tui.waitFor((screen) => range(screen)[1] === total, "scrolled to the end");
 	// The added parameter, in the added colour (the LCS starts the addition at the line break above it).
 	assert.match(bottom, /"zz_exfil": \{\+\}/);
-	assert.match(tui.screen(true), /\x1b\[[0-9;]*m\s*"zz_exfil"/);
+	assert.match(tui.screen(true), coloured(String.raw`\s*"zz_exfil"`));
 	tui.keys("Up");
 	await tui.waitFor((screen) => range(screen)[1] === (total ?? 0) - 1, "one line up");
 	for (let i = 0; i < 8; i++) tui.keys("PPage");
