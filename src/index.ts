@@ -117,8 +117,18 @@ async function command(host: Host, args: string, ctx: ExtensionCommandContext): 
 		const { openManager } = await import("./manager/manager.ts");
 		return openManager(ctx, opened, { ...managerEdits(host, ctx), conversation: host.pi });
 	}
+	// `/mcp trust <server>` in the TUI opens the manager at that server's withheld changes.
+	const manage =
+		ctx.mode === "tui" && opened
+			? async (review: string) =>
+					(await import("./manager/manager.ts")).openManager(ctx, opened, {
+						...managerEdits(host, ctx),
+						conversation: host.pi,
+						review,
+					})
+			: undefined;
 	const { runCommand } = await import("./manager/command.ts");
-	await runCommand(args, ctx, opened, host.pi);
+	await runCommand(args, ctx, opened, host.pi, manage);
 }
 
 /** The manager's Enable/Disable and tool toggle: the shell command's edits of mcp.json, then the files applied as a change is. */

@@ -92,10 +92,22 @@ describe("pins with a real server", () => {
 		assert.equal(after.code, 0, after.stderr);
 		assert.ok(!after.stdout.includes("added") && !after.stdout.includes(EVIL), after.stdout);
 		const call = await cli(rug.sandbox, ["call", "rug", "read"]);
-		assert.notEqual(call.code, 0, "refused");
-		// The shell names its own refusal ("has no tool"); the model's path says "withheld" (the Pi test below).
-		assert.match(call.stderr, /tool "read" on MCP server "rug" is withheld|has no tool "read"/);
-		assert.ok(!call.stderr.includes(EVIL));
+		// Refused as a name the server lacks is (exit 2), saying why and how to approve it.
+		assert.equal(call.code, 2, call.stderr);
+		assert.match(
+			call.stderr,
+			/^pi-mcp: tool "read" on MCP server "rug" is withheld until you approve it: its definition changed since you approved it; review it with pi-mcp trust rug$/m,
+		);
+		const added = await cli(rug.sandbox, ["call", "rug", "added"]);
+		assert.equal(added.code, 2, added.stderr);
+		assert.match(added.stderr, /^pi-mcp: tool "added" on MCP server "rug" is withheld until you approve it: it is new since/m);
+		const describe = await cli(rug.sandbox, ["describe", "rug", "read"]);
+		assert.equal(describe.code, 2, describe.stderr);
+		assert.match(describe.stderr, /is withheld until you approve it/);
+		const unknown = await cli(rug.sandbox, ["call", "rug", "nope"]);
+		assert.equal(unknown.code, 2);
+		assert.match(unknown.stderr, /has no tool "nope"/);
+		for (const each of [call, added, describe]) assert.ok(!each.stderr.includes(EVIL) && !each.stdout.includes(EVIL));
 		assert.deepEqual(rug.called(), [], "nothing reached the server");
 
 		const json = await cli(rug.sandbox, ["trust", "--json", "rug"]);

@@ -3,7 +3,7 @@
  * is a usage error (exit 2) that offers the close ones ("did you mean"), else lists what there is.
  */
 import { unknownServer } from "../config.ts";
-import type { Runtime } from "../contracts.ts";
+import type { PendingChange, Runtime } from "../contracts.ts";
 import { escapeName } from "../output/text.ts";
 import { hiddenBy } from "../schema/tool-filter.ts";
 import { type ConfigSnapshot, closeMatches, type ServerEntry } from "../schema.ts";
@@ -72,13 +72,40 @@ export async function toolNames(
 	return { visible, filtered: status?.hiddenTools?.flatMap((field) => field.names ?? []) ?? [] };
 }
 
+/** Why a tool the server lists is withheld until the user approves it (#47), in the shell's words. */
+const WITHHELD: Readonly<Record<PendingChange["reason"], string>> = {
+	changed: "its definition changed since you approved it",
+	new: "it is new since you approved the server's definitions",
+	external: "its schema has an external $ref, which cannot be pinned",
+	unreadable: "the pins file cannot be read",
+};
+
+/** A usage error for a tool withheld until `pi-mcp trust` approves it (only looked for when something is withheld). */
+async function withheldTool(
+	runtime: Pick<Runtime, "status" | "changes">,
+	server: string,
+	tool: string,
+	signal: AbortSignal,
+): Promise<UsageError | undefined> {
+	const status = runtime.status().find((each) => each.name === server);
+	if (!status?.pins?.pending) return undefined;
+	const review = await runtime.changes(server, signal);
+	const change = review.pending.find((each) => each.kind === "tools" && (each.name === tool || escapeName(each.name) === tool));
+	if (!change) return undefined;
+	const fix = change.reason === "unreadable" ? `pi-mcp trust --reset ${server}` : `pi-mcp trust ${server}`;
+	return new UsageError(
+		`pi-mcp: tool "${escapeName(change.name)}" on ${serverWords(server)} is withheld until you approve it: ${WITHHELD[change.reason]}; review it with ${fix}`,
+	);
+}
+
 /**
- * Refuses a tool name the server does not list (a usage error naming the close ones). A tool the
- * entry hides is left to the runtime, whose refusal names the field and the file; its escaped form
- * (as listings show a hostile name) is accepted too.
+ * Refuses a tool name the server does not list (a usage error naming the close ones), or one it lists
+ * but that is withheld until approved (naming `pi-mcp trust`). A tool the entry hides is left to the
+ * runtime, whose refusal names the field and the file; its escaped form (as listings show a hostile
+ * name) is accepted too.
  */
 export async function checkTool(
-	runtime: Pick<Runtime, "tools" | "status">,
+	runtime: Pick<Runtime, "tools" | "status" | "changes">,
 	entry: ServerEntry,
 	tool: string,
 	signal: AbortSignal,
@@ -86,5 +113,5 @@ export async function checkTool(
 	if (entry.config && hiddenBy(entry.config, tool) !== undefined) return;
 	const { visible, filtered } = await toolNames(runtime, entry.name, signal);
 	if (visible.includes(tool) || filtered.includes(tool) || visible.some((name) => escapeName(name) === tool)) return;
-	throw unknownOf(serverWords(entry.name), "tool", tool, visible);
+	throw (await withheldTool(runtime, entry.name, tool, signal)) ?? unknownOf(serverWords(entry.name), "tool", tool, visible);
 }

@@ -53,12 +53,16 @@ async function signIn(ctx: ExtensionContext, session: Session, action: string, n
 	return reportSignIn(ctx, name, await session.auth.complete(config, answer.trim()));
 }
 
-/** Runs `/mcp <args>`; `session` is undefined before `session_start`; `conversation` takes prompts and attachments. */
+/**
+ * Runs `/mcp <args>`; `session` is undefined before `session_start`; `conversation` takes prompts and
+ * attachments; `manage` opens the manager at a server's withheld changes (the TUI's `/mcp trust`).
+ */
 export async function runCommand(
 	args: string,
 	ctx: ExtensionCommandContext,
 	session: Session | undefined,
 	conversation?: Conversation,
+	manage?: (server: string) => Promise<void>,
 ): Promise<void> {
 	const [action = "status", name, ...extra] = args.trim().split(/\s+/).filter(Boolean);
 	if (action === "prompt" || action === "attach")
@@ -82,6 +86,14 @@ export async function runCommand(
 			return report(ctx, await userToolList(session, name, tools));
 		}
 		if (action === "login" || action === "logout") return await signIn(ctx, session, action, name, extra[0]);
+		if (action === "trust" && manage) {
+			await manage(name);
+			const left = session.runtime.status().find((status) => status.name === name)?.pins?.pending ?? 0;
+			return report(
+				ctx,
+				left > 0 ? `${name}: ${left} definition${left === 1 ? "" : "s"} still withheld` : `${name}: nothing withheld`,
+			);
+		}
 		if (action === "trust") return report(ctx, await (await import("./review.ts")).reviewChanges(ctx, session, name));
 		await session.runtime.reset(name);
 		const status = await session.runtime.connect(name, ctx.signal);

@@ -1,6 +1,7 @@
 /**
  * The `/mcp` manager in Pi's interactive TUI, built from pi-tui components: servers with their state
- * first and in colour (failed ones first), protocol, tool count and source; per server its tools
+ * first and in colour (those with withheld changes, then failed ones first), protocol, tool count and
+ * source; per server its withheld changes (a diff each, approve one or all), its tools
  * (searchable, schema on pick), connect or reconnect, enable or disable, login (the link), logout
  * (asks first), stderr tail and last error. Escape goes back, and closes from the server list. States
  * update while it is open. Every screen fits the terminal: its body gets the rows Pi leaves, a cut row
@@ -53,6 +54,8 @@ export type ManagerOptions = Readonly<{
 	reload?: () => Promise<ConfigSnapshot | undefined>;
 	/** Where a picked prompt or resource goes (Pi's senders); without it there are no Prompts and Resources screens. */
 	conversation?: Conversation;
+	/** Opens at this server's screen, its withheld changes checked at once (`/mcp trust <server>`); Escape there closes. */
+	review?: string;
 }>;
 
 /** Failed and invalid servers first, then those that need sign-in, then the rest in file order. */
@@ -250,7 +253,7 @@ export async function openManager(ctx: ExtensionContext, session: Session, optio
 					});
 			},
 		};
-		ui.push(serversScreen(ui));
+		ui.push(options.review === undefined ? serversScreen(ui) : serverScreen(ui, options.review, true));
 		ui.refreshCredentials();
 		// Live states: the runtime's records are in memory, so a tick costs a comparison; credential
 		// states come from the keyring, read less often.

@@ -83,19 +83,34 @@ export function list(ui: Ui, rows: readonly Row[], pick: (row: Row) => void, opt
 	return rowList(ui.kb, style, rows, { pick, cancel: () => ui.back(), ...options });
 }
 
+/** What a text screen may add to its title and scrolling keys. */
+export type TextOptions = Readonly<{
+	/** Lines under the title. */
+	lines?: () => readonly string[];
+	hint?: string;
+	/** A key of the screen's own, tried before the scrolling keys; true when it was taken. */
+	key?: (data: string) => boolean;
+	/** The line of the text (before wrapping) to bring into view on the first draw. */
+	start?: number;
+}>;
+
 /** A scrollable text: up/down/page keys scroll, Escape goes back. */
-export function textScreen(ui: Ui, title: string, text: () => string): Screen {
+export function textScreen(ui: Ui, title: string, text: () => string, options: TextOptions = {}): Screen {
 	// The screen's scroll position: its first line, and the page and length last drawn.
 	let top = 0;
 	let page = 1;
 	let length = 0;
+	let drawn = false;
 	return {
-		header: () => [ui.theme.fg("accent", ui.theme.bold(title))],
-		hint: "↑↓ PgUp PgDn scroll · esc back",
+		header: () => [ui.theme.fg("accent", ui.theme.bold(title)), ...(options.lines?.() ?? [])],
+		hint: options.hint ?? "↑↓ PgUp PgDn scroll · esc back",
 		body: (width, rows) => {
-			const lines = text()
+			const wrapped = text()
 				.split("\n")
-				.flatMap((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
+				.map((line) => wrapTextWithAnsi(line, Math.max(width - 2, 10)));
+			const lines = wrapped.flat();
+			if (!drawn && options.start) top = wrapped.slice(0, options.start).flat().length;
+			drawn = true;
 			// One row for "(a–b of n)" when the text does not fit.
 			page = lines.length <= rows ? rows : Math.max(1, rows - 1);
 			length = lines.length;
@@ -107,6 +122,7 @@ export function textScreen(ui: Ui, title: string, text: () => string): Screen {
 		input: (data) => {
 			const { kb } = ui;
 			if (kb.matches(data, "tui.select.cancel")) return ui.back();
+			if (options.key?.(data)) return;
 			const steps: readonly (readonly [Parameters<KeybindingsManager["matches"]>[1], number])[] = [
 				["tui.select.up", -1],
 				["tui.select.down", 1],

@@ -1,8 +1,8 @@
 /**
- * `/mcp trust <server>` (#47): the definitions withheld until the user approves them, one per row; a
- * row shows its word diff (old → new, hidden characters escaped, lines cut to fit 80 columns, the list
- * scrolls); approve one or all; Escape leaves them pending. Without a UI (print and JSON modes) the
- * changes are reported and nothing is approved.
+ * `/mcp trust <server>` (#47) outside the TUI, where the manager (`changes.ts`) cannot open: in RPC mode
+ * (dialogs, no custom screens) the withheld definitions one per choice, a choice shows its word diff
+ * (old → new, hidden characters escaped, lines cut to 76 columns) to approve it; approve one or all;
+ * cancelling leaves them pending. In print and JSON modes the changes are reported and nothing is approved.
  */
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { PendingChange, Session } from "../contracts.ts";

@@ -8,7 +8,8 @@
 import { Input, matchesKey, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import { escapeName, oneLine, sanitize, stripProse } from "../output/text.ts";
 import type { ServerConfig } from "../schema.ts";
-import type { RowList } from "./list.ts";
+import { pendingChanges } from "./changes.ts";
+import type { Row, RowList } from "./list.ts";
 import {
 	type Choice,
 	choiceRows,
@@ -224,7 +225,7 @@ function connect(ui: Ui, name: string): void {
 /** Most rows a failure takes in the header; Last error shows it all. */
 const ERROR_ROWS = 6;
 
-function header(ui: Ui, name: string, width: number): readonly string[] {
+function header(ui: Ui, name: string, width: number, note: string | undefined): readonly string[] {
 	const { theme } = ui;
 	const status = statusOf(ui, name);
 	if (!status) return [theme.fg("error", `${escapeName(name)}: no longer configured`)];
@@ -244,11 +245,16 @@ function header(ui: Ui, name: string, width: number): readonly string[] {
 		...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
 		...errorLines.map((each) => theme.fg("error", each)),
 		...(status.instructions ? [theme.fg("muted", `instructions: ${oneLine(status.instructions, 300)}`)] : []),
+		...(note ? [theme.fg("warning", note)] : []),
 		...(ui.view.message ? [theme.fg("warning", ui.view.message)] : []),
 	];
 }
 
-export function serverScreen(ui: Ui, name: string): Screen {
+/**
+ * One server: its withheld changes first (`changes.ts`; checked at once, connecting, when `check`), then its
+ * actions.
+ */
+export function serverScreen(ui: Ui, name: string, check = false): Screen {
 	const handlers: Readonly<Record<string, () => void>> = {
 		tools: () => ui.push(toolsScreen(ui, name)),
 		prompts: () => ui.userScreens && ui.push(ui.userScreens.prompts(name)),
@@ -276,14 +282,27 @@ export function serverScreen(ui: Ui, name: string): Screen {
 		instructions: () =>
 			ui.push(textScreen(ui, `${escapeName(name)}: instructions`, () => statusOf(ui, name)?.instructions ?? "(none sent)")),
 	};
-	const select = list(ui, choiceRows(ui, actions(ui, name)), (row) =>
-		row.value.startsWith("secret:") ? ui.push(secretScreen(ui, name, row.value.slice(7))) : handlers[row.value]?.(),
-	);
+	const choices = () => choiceRows(ui, [...pending.choices(), ...actions(ui, name)]);
+	const pick = (row: Row) => {
+		if (pending.pick(row.value)) return;
+		if (row.value.startsWith("secret:")) return ui.push(secretScreen(ui, name, row.value.slice(7)));
+		handlers[row.value]?.();
+	};
+	// The first changes listed take the selection (a new list starts on its first row).
+	const pending = pendingChanges(ui, name, check, (appeared) => {
+		if (appeared) select = list(ui, choices(), pick);
+		else select.setRows(choices());
+		ui.tui.requestRender();
+	});
+	let select: RowList = list(ui, choices(), pick);
 	return {
-		header: (width) => header(ui, name, width),
+		header: (width) => header(ui, name, width, pending.note()),
 		hint: "↑↓ navigate · enter choose · esc back",
 		body: (width, rows) => select.render(width, rows),
 		input: (data) => select.handleInput(data),
-		changed: () => select.setRows(choiceRows(ui, actions(ui, name))),
+		changed: () => {
+			pending.changed();
+			select.setRows(choices());
+		},
 	};
 }

@@ -53,6 +53,11 @@ export function wordDiff(before: string, after: string): readonly Segment[] {
 	return merge([{ op: "same", text: a.slice(0, start).join("") }, ...middle, { op: "same", text: a.slice(endA).join("") }]);
 }
 
+/**
+ * A plain LCS over words, written here: the `diff` package in node_modules is Pi's dependency, not ours
+ * (importing it would lean on a peer's internals), and adding it (~1 MB) for these lines buys nothing:
+ * the bound above and keeping whitespace runs as words (the shown text rebuilt exactly) are ours anyway.
+ */
 function lcsDiff(a: readonly string[], b: readonly string[]): Segment[] {
 	const width = b.length + 1;
 	const table = new Uint32Array((a.length + 1) * width);
@@ -94,9 +99,14 @@ export function diffText(segments: readonly Segment[]): string {
 
 const KIND_WORD = { tools: "tool", prompts: "prompt", templates: "resource template", instructions: "instructions" } as const;
 
+/** What a pending definition is: `tool "x"`, `prompt "y"`, `instructions`. */
+export function pendingWhat(pending: Pick<Pending, "kind" | "name">): string {
+	return pending.kind === "instructions" ? "instructions" : `${KIND_WORD[pending.kind]} "${escapeName(pending.name)}"`;
+}
+
 /** One line naming a pending definition and why it is withheld. */
 export function pendingTitle(pending: Pending): string {
-	const what = pending.kind === "instructions" ? "instructions" : `${KIND_WORD[pending.kind]} "${escapeName(pending.name)}"`;
+	const what = pendingWhat(pending);
 	switch (pending.reason) {
 		case "changed":
 			return `${what}: changed since approved`;
