@@ -3,7 +3,8 @@
  * typed keys, and assertions on what the screen shows (`tmux capture-pane`). Covers Enter running a
  * complete `/mcp` command at once, and the `/mcp` manager: servers, a server's actions, tools with
  * search and schema, reconnect with live state, stderr tail, last error, Escape back and close; with
- * the keyring, login (the link, the state turning "signed in" while open) and logout (asks first).
+ * the keyring, login (the link, the state turning "signed in" while open) and logout (asks first), and
+ * "Set secret NAME" (a masked input, the value stored in the keyring and reaching the server, never shown).
  */
 import assert from "node:assert/strict";
 import { createHash, randomBytes } from "node:crypto";
