@@ -1,32 +1,36 @@
 /**
  * Server configuration shapes: the `mcpServers` entries of Pi's `mcp.json` plus pi-mcp's own
- * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs.
+ * fields. Validation here is about shape only; `config.ts` resolves variables, paths and URLs. The
+ * entry is checked here as a whole (its transport, which keys belong, an override); each field's own
+ * check is `schema/fields.ts`'s, the credentials' `schema/auth.ts`'s.
  */
 
+import { type AuthKind, authKind, type OAuthSettings, oauthSettings } from "./schema/auth.ts";
 import type { ConfirmSetting } from "./schema/confirm.ts";
+import {
+	checkKeys,
+	confirmSetting,
+	enabledFlag,
+	envName,
+	type Fields,
+	fail,
+	isObject,
+	onUnlessFalse,
+	optionalString,
+	type ProtocolMode,
+	protocolMode,
+	requestTimeout,
+	ShapeError,
+	stringArray,
+	stringMap,
+	toolFilter,
+} from "./schema/fields.ts";
 import { closeMatches, unknownKeys } from "./schema/keys.ts";
 import type { ToolFilter } from "./schema/tool-filter.ts";
 
-export { closeMatches };
-
-export type ProtocolMode = "auto" | "legacy" | "2026-07-28";
-export type AuthKind = "oauth" | "bearer";
-export type GrantType = "authorization_code" | "client_credentials";
-
-export type OAuthSettings = Readonly<{
-	/** Default `authorization_code`. */
-	grantType: GrantType;
-	clientId?: string;
-	/** Name of the environment variable holding the client secret (never the secret itself). */
-	clientSecretEnv?: string;
-	/** Exact issuer; required with a pre-registered `clientId` and for `client_credentials`. */
-	issuer?: string;
-	/** Loopback redirect URI; default: an ephemeral port on 127.0.0.1 with path `/callback`. */
-	redirectUri?: string;
-	/** HTTPS URL of this client's metadata document (CIMD): the `client_id` where the server supports it. */
-	clientMetadataUrl?: string;
-	scope?: string;
-}>;
+export type { AuthKind, GrantType, OAuthSettings } from "./schema/auth.ts";
+export { PROTOCOL_MODES, type ProtocolMode } from "./schema/fields.ts";
+export { closeMatches, isObject };
 
 /** What only one transport has: a stdio server's command, an HTTP server's URL and credentials. */
 type Transport =
@@ -64,7 +68,8 @@ export type RawServer = Transport &
 		protocolVersion: ProtocolMode;
 		/** Which tool calls wait for the user's yes (`schema/confirm.ts`); default "none". */
 		confirm?: ConfirmSetting;
-		/** Pin what the server shows the model until the user approves a change (#47; default true). */ pin?: boolean;
+		/** Pin what the server shows the model until the user approves a change (#47; default true). */
+		pin?: boolean;
 		/** Pi-only keys that were accepted but have no effect here. */
 		ignoredKeys: readonly string[];
 	}>;
@@ -116,8 +121,6 @@ export type EntryShape =
 	| Readonly<{ kind: "override"; override: RawOverride }>
 	| Readonly<{ kind: "invalid"; error: string }>;
 
-export const PROTOCOL_MODES: readonly ProtocolMode[] = ["auto", "legacy", "2026-07-28"];
-
 /** Server names are used in commands and messages; Pi allows the same set. */
 export const SERVER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -139,128 +142,8 @@ const STDIO_KEYS = ["command", "args", "env", "cwd"];
 const HTTP_KEYS = ["url", "headers", "auth", "bearerTokenEnv", "oauth"];
 const PI_ONLY_KEYS = ["exposure", "toolExposure"];
 const OVERRIDE_KEYS = ["enabled", "disabled", ...PI_ONLY_KEYS];
-const OAUTH_KEYS = ["grantType", "clientId", "clientSecretEnv", "issuer", "redirectUri", "clientMetadataUrl", "scope"];
 
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-const MAX_TIMEOUT_MS = 3_600_000; // One hour: the longest per-request timeout a file may set.
-
-type Fields = Record<string, unknown>;
-
-/** A plain object (not null, not an array). */
-export function isObject(value: unknown): value is Fields {
-	return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-class ShapeError extends Error {}
-
-function fail(message: string): never {
-	throw new ShapeError(message);
-}
-
-function optionalString(raw: Fields, key: string, label = key): string | undefined {
-	const value = raw[key];
-	if (value === undefined) return undefined;
-	if (typeof value !== "string" || value.length === 0) fail(`field "${label}" must be a non-empty string`);
-	return value;
-}
-
-function stringArray(raw: Fields, key: string): readonly string[] {
-	const value = raw[key];
-	if (value === undefined) return [];
-	if (!Array.isArray(value) || !value.every((item) => typeof item === "string")) {
-		fail(`field "${key}" must be an array of strings`);
-	}
-	return value;
-}
-
-function stringMap(raw: Fields, key: string): Readonly<Record<string, string>> {
-	const value = raw[key];
-	if (value === undefined) return {};
-	if (!isObject(value)) fail(`field "${key}" must be an object of strings`);
-	const bad = Object.entries(value).find(([, item]) => typeof item !== "string");
-	if (bad) fail(`field "${key}.${bad[0]}" must be a string`);
-	return value as Record<string, string>;
-}
-
-function envName(raw: Fields, key: string, label = key): string | undefined {
-	const value = optionalString(raw, key, label);
-	if (value !== undefined && !ENV_NAME.test(value)) {
-		fail(`field "${label}" must name an environment variable (letters, digits, _), not hold a value`);
-	}
-	return value;
-}
-
-function checkKeys(raw: Fields, allowed: readonly string[], prefix = ""): void {
-	const message = unknownKeys(raw, allowed, prefix);
-	if (message !== undefined) fail(message);
-}
-/** A flag that is on unless set to false: `earlyStart`, `pin`. */
-function onUnlessFalse(raw: Fields, key: "earlyStart" | "pin"): boolean {
-	if (raw[key] !== undefined && typeof raw[key] !== "boolean") fail(`field "${key}" must be true or false`);
-	return raw[key] !== false;
-}
-
-function enabledFlag(raw: Fields): boolean {
-	const { enabled, disabled } = raw;
-	if (enabled !== undefined && typeof enabled !== "boolean") fail('field "enabled" must be true or false');
-	if (disabled !== undefined && typeof disabled !== "boolean") fail('field "disabled" must be true or false');
-	if (enabled !== undefined && disabled !== undefined && enabled === disabled) {
-		fail('fields "enabled" and "disabled" contradict each other');
-	}
-	return enabled ?? (disabled === undefined ? true : !disabled);
-}
-
-function requestTimeout(raw: Fields): number | undefined {
-	const { timeout, requestTimeoutMs } = raw;
-	if (timeout !== undefined && requestTimeoutMs !== undefined) {
-		fail('set either "timeout" (seconds) or "requestTimeoutMs", not both');
-	}
-	if (timeout !== undefined) {
-		if (typeof timeout !== "number" || !(timeout >= 0.001) || timeout * 1000 > MAX_TIMEOUT_MS) {
-			fail('field "timeout" must be a number of seconds between 0.001 and 3600');
-		}
-		return Math.round(timeout * 1000);
-	}
-	if (requestTimeoutMs !== undefined) {
-		if (typeof requestTimeoutMs !== "number" || !Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) {
-			fail('field "requestTimeoutMs" must be a positive integer');
-		}
-		if (requestTimeoutMs > MAX_TIMEOUT_MS) fail('field "requestTimeoutMs" must be at most 3600000 (one hour)');
-		return requestTimeoutMs;
-	}
-	return undefined;
-}
-/** Tool-name globs (`*`, `?`): `includeTools`, `excludeTools`, a `confirm` list. */
-const isPatternList = (value: unknown): value is readonly string[] =>
-	Array.isArray(value) && value.every((item) => typeof item === "string" && item !== "");
-
-/** `includeTools` / `excludeTools` (`schema/tool-filter.ts`), present only when given. */
-function toolFilter(raw: Fields): ToolFilter {
-	const given = (["includeTools", "excludeTools"] as const).filter((key) => raw[key] !== undefined);
-	const bad = given.find((key) => !isPatternList(raw[key]));
-	if (bad) fail(`field "${bad}" must be an array of non-empty strings (tool names; * and ? match any characters)`);
-	return Object.fromEntries(given.map((key) => [key, raw[key]]));
-}
-
-function protocolMode(raw: Fields): ProtocolMode {
-	const value = raw.protocolVersion;
-	if (value === undefined) return "auto";
-	if (typeof value !== "string" || !PROTOCOL_MODES.includes(value as ProtocolMode)) {
-		fail(`field "protocolVersion" must be one of ${PROTOCOL_MODES.map((mode) => `"${mode}"`).join(", ")}`);
-	}
-	return value as ProtocolMode;
-}
-/** `confirm` (`schema/confirm.ts` says what each value asks for; only its type is imported, start-up stays small). */
-function confirmSetting(raw: Fields): ConfirmSetting {
-	const value = raw.confirm ?? "none";
-	if (value === "none" || value === "writes" || value === "destructive" || value === "all") return value;
-	if (isPatternList(value)) return value;
-	return fail(
-		'field "confirm" must be "none", "writes", "destructive", "all" or a list of tool name patterns (non-empty strings)',
-	);
-}
-
+/** The transport an entry uses: `type` as written, or what `command` / `url` imply. */
 function transportOf(raw: Fields): "stdio" | "http" {
 	const { type, command, url } = raw;
 	if (type === "sse") {
@@ -283,55 +166,7 @@ function transportOf(raw: Fields): "stdio" | "http" {
 	return transport;
 }
 
-function authKind(raw: Fields): AuthKind | undefined {
-	const { auth } = raw;
-	if (auth === undefined) {
-		if (raw.bearerTokenEnv !== undefined && raw.oauth !== undefined) {
-			fail('fields "bearerTokenEnv" and "oauth" exclude each other; set "auth" to "bearer" or "oauth"');
-		}
-		if (raw.bearerTokenEnv !== undefined) return "bearer";
-		if (raw.oauth !== undefined) return "oauth";
-		return undefined;
-	}
-	if (isObject(auth)) fail('field "auth" must be "oauth" or "bearer" (Pi\'s auth.provider form is not supported)');
-	if (auth !== "oauth" && auth !== "bearer") fail('field "auth" must be "oauth" or "bearer"');
-	if (auth === "bearer" && raw.oauth !== undefined) fail('field "oauth" does not apply to auth "bearer"');
-	if (auth === "oauth" && raw.bearerTokenEnv !== undefined) fail('field "bearerTokenEnv" does not apply to auth "oauth"');
-	return auth;
-}
-
-function oauthSettings(raw: Fields): OAuthSettings {
-	const value = raw.oauth ?? {};
-	if (!isObject(value)) fail('field "oauth" must be an object');
-	checkKeys(value, OAUTH_KEYS, "oauth.");
-	const grant = value.grantType ?? "authorization_code";
-	if (grant !== "authorization_code" && grant !== "client_credentials") {
-		fail('field "oauth.grantType" must be "authorization_code" or "client_credentials"');
-	}
-	const settings: OAuthSettings = {
-		grantType: grant,
-		clientId: optionalString(value, "clientId", "oauth.clientId"),
-		clientSecretEnv: envName(value, "clientSecretEnv", "oauth.clientSecretEnv"),
-		issuer: optionalString(value, "issuer", "oauth.issuer"),
-		redirectUri: optionalString(value, "redirectUri", "oauth.redirectUri"),
-		clientMetadataUrl: optionalString(value, "clientMetadataUrl", "oauth.clientMetadataUrl"),
-		scope: optionalString(value, "scope", "oauth.scope"),
-	};
-	if (grant === "client_credentials") {
-		const missing = (["clientId", "clientSecretEnv", "issuer"] as const).find((key) => settings[key] === undefined);
-		if (missing) fail(`field "oauth.${missing}" is required for grantType "client_credentials"`);
-		if (settings.redirectUri !== undefined) fail('field "oauth.redirectUri" does not apply to "client_credentials"');
-		if (settings.clientMetadataUrl !== undefined) fail('field "oauth.clientMetadataUrl" does not apply to "client_credentials"');
-	}
-	if (settings.clientId !== undefined && settings.clientMetadataUrl !== undefined) {
-		fail('fields "oauth.clientId" and "oauth.clientMetadataUrl" exclude each other (the document\'s URL is the client ID)');
-	}
-	if (grant === "authorization_code" && settings.clientId !== undefined && settings.issuer === undefined) {
-		fail('field "oauth.issuer" is required with a pre-registered "oauth.clientId"');
-	}
-	return settings;
-}
-
+/** A server entry: its transport, only the keys that transport takes, each field checked. */
 function serverShape(raw: Fields): RawServer {
 	const transport = transportOf(raw);
 	const own = transport === "stdio" ? STDIO_KEYS : HTTP_KEYS;
@@ -374,6 +209,7 @@ function bearerRequirement(server: RawServer): RawServer {
 	}
 	return server;
 }
+
 /**
  * Checks one entry's shape. `allowOverride` is true for project files, where an entry holding only
  * `enabled`/`disabled` (and Pi's exposure keys) switches the user entry of the same name.

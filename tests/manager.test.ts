@@ -3,22 +3,28 @@
  * typed keys, and assertions on what the screen shows (`tmux capture-pane`). Covers Enter running a
  * complete `/mcp` command at once, and the `/mcp` manager: servers, a server's actions, tools with
  * search and schema, reconnect with live state, stderr tail, last error, Escape back and close; with
- * the keyring, login (the link, the state turning "signed in" while open) and logout (asks first).
+ * the keyring, login (the link, the state turning "signed in" while open) and logout (asks first), and
+ * "Set secret NAME" (a masked input, the value stored in the keyring and reaching the server, never shown).
  */
 import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { keyringStore } from "../src/auth/keyring.ts";
+import { removeSecret } from "../src/auth/stored.ts";
+import { loadConfig } from "../src/config.ts";
 // @ts-expect-error -- plain ESM fixture without types
 import { browse } from "./fixtures/oauth/as.mjs";
 // @ts-expect-error -- plain ESM fixture without types
 import { startProtectedMcp } from "./fixtures/oauth/rs.mjs";
 import { makeSandbox, type Sandbox } from "./helpers/pi.ts";
-import { CRASH, HOSTILE, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
+import { CRASH, FIXTURES, HOSTILE, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 import { HAS_TMUX, type PiTui, startPiTui } from "./helpers/tmux.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
+const SECRET_SERVER = join(FIXTURES, "secret-server.mjs");
 const cleanups: (() => Promise<void> | void)[] = [];
 after(async () => {
 	for (const cleanup of cleanups.reverse()) await cleanup();
@@ -475,5 +481,69 @@ test("the manager at 80×24 tells servers apart: descriptions, not the one file 
 	assert.equal(invalid.length, 2, list);
 	for (const line of invalid) assert.doesNotMatch(line, /server "bad_|mcp\.json/, "the row shows the problem itself");
 	assert.notEqual(invalid[0]?.replace(/bad_\w+/, ""), invalid[1]?.replace(/bad_\w+/, ""), "two problems differ");
+	await stop(tui, log);
+});
+
+test("the manager's Set secret: needs secret API_KEY, a masked input, stored in the keyring; the server connects with it", {
+	skip: !HAS_TMUX && "needs tmux",
+}, async (t) => {
+	if (!process.env.DBUS_SESSION_BUS_ADDRESS) {
+		t.skip("needs a Secret Service: run under scripts/with-keyring.sh (npm test does)");
+		return;
+	}
+	const value = `typed-${randomBytes(12).toString("hex")}`;
+	const sha256 = createHash("sha256").update(value).digest("hex");
+	const scripts = await mkdtemp(join(tmpdir(), "pi-mcp-script-"));
+	cleanups.push(() => rm(scripts, { recursive: true, force: true }));
+	const script = join(scripts, "script.json");
+	// A unique server name: the keyring may be shared, and a stored secret is keyed by the server's identity.
+	const name = `sec${process.pid}`;
+	const args = { name: "API_KEY", sha256 };
+	await writeFile(
+		script,
+		JSON.stringify([
+			{ tool: "mcp", args: { action: "call", server: name, tool: "check_env", args } },
+			{ text: "CHECKED {{last}}" },
+		]),
+	);
+	const { tui, log, sandbox } = await startTui(
+		{ [name]: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: "${secret:API_KEY}" } } },
+		{ env: { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS, PI_FAUX_SCRIPT: script } },
+	);
+	const snapshot = await loadConfig({ agentDir: sandbox.agentDir, cwd: sandbox.cwd, trusted: false, env: sandbox.env });
+	const config = snapshot.servers.find((entry) => entry.name === name)?.config;
+	assert.ok(config);
+	cleanups.push(async () => void (await removeSecret(keyringStore(), config, "API_KEY")));
+	const screens: string[] = [];
+	const seen = async (text: string | Promise<string>) => {
+		screens.push(await text);
+		return screens.at(-1) ?? "";
+	};
+
+	await seen(openManager(tui));
+	await seen(tui.waitFor(new RegExp(`→ needs secret API_KEY\\s+${name}`), "the server needing its secret"));
+	tui.keys("Enter");
+	await seen(tui.waitFor(/Set secret API_KEY/, "the server's Set secret item"));
+	for (let step = 0; step < 12 && !/^→ Set secret API_KEY/m.test(tui.screen()); step++) tui.keys("Down");
+	const item = await seen(tui.waitFor(/^→ Set secret API_KEY/m, "Set secret API_KEY selected"));
+	assert.match(item, /not stored: type it \(hidden\)/);
+	tui.keys("Enter");
+	await seen(tui.waitFor(new RegExp(`${name}: set secret API_KEY`), "the masked input"));
+	tui.type(value);
+	const masked = await seen(tui.waitFor(new RegExp(`value: •{${value.length}}`), "one dot per typed character"));
+	assert.ok(!masked.includes(value), masked);
+	tui.keys("Enter");
+	await seen(tui.waitFor(/Stored secret API_KEY in the OS keyring/, "the value stored"));
+	for (let step = 0; step < 12 && !/^→ Connect/m.test(tui.screen()); step++) tui.keys("Up");
+	await seen(tui.waitFor(/^→ Connect/m, "Connect selected"));
+	tui.keys("Enter");
+	await seen(tui.waitFor(new RegExp(`${name} {2}ready`), "the server connected with its secret"));
+	tui.keys("Escape", "Escape");
+	await seen(tui.waitFor((screen) => !screen.includes("MCP servers (pi-mcp)"), "the manager closed"));
+	tui.type("go");
+	tui.keys("Enter");
+	// The fixture compares a hash of what it received, and never echoes the value.
+	await seen(tui.waitFor(/CHECKED API_KEY matches/, "the value reaching the server"));
+	for (const screen of [...screens, tui.screen()]) assert.ok(!screen.includes(value), `the value on the screen:\n${screen}`);
 	await stop(tui, log);
 });

@@ -3,8 +3,10 @@
  * (`stripTerminal`), names escaped (`escapeName`), text put on one line (`oneLine`, `shortText`), the
  * sanitiser for errors and remote notices (`sanitize`: bidi escaped, known secrets and secret-looking
  * fragments redacted, length bounded), which stderr lines say what went wrong (`isTelling`), and byte
- * counts for people (`formatBytes`). Imports nothing of pi-mcp: every other room may use it.
+ * counts for people (`formatBytes`). Imports only the exact-value rule (`redact.ts`): every other room may use it.
  */
+
+import { REDACTED, redactExact } from "./redact.ts";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const NEEDS_STRIPPING = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -254,21 +256,12 @@ export function looksSecret(value: string): boolean {
 	return core.length >= 24 || (core.length >= 6 && /\d|[+/=~]|\w\.\w/.test(core));
 }
 
-/** Every exact `secrets` value (of 4+ characters) in `text` replaced by `[redacted]`. */
-function redactValues(text: string, secrets: readonly string[]): string {
-	// Longest first: a secret that contains another is never left half redacted.
-	return secrets
-		.filter((secret) => secret.length >= 4)
-		.sort((a, b) => b.length - a.length)
-		.reduce((acc, secret) => acc.split(secret).join("[redacted]"), text);
-}
-
 /**
  * Text the user reads whole before deciding (a confirm dialog's arguments): escapes stripped, bidi and tag
  * characters shown escaped, exact secret values redacted; never cut, and nothing else changed.
  */
 export function showWhole(text: string, secrets: readonly string[] = []): string {
-	return redactValues(stripTerminal(text), secrets).replace(HIDDEN_IN_MESSAGE, escapeChar);
+	return redactExact(stripTerminal(text), secrets).replace(HIDDEN_IN_MESSAGE, escapeChar);
 }
 
 /**
@@ -279,14 +272,14 @@ export function showWhole(text: string, secrets: readonly string[] = []): string
 export function sanitize(text: string, secrets: readonly string[] = []): string {
 	// A remote HTML page (an error page quoted by the SDK) is never passed on, only its absence noted.
 	const stripped = stripTerminal(text).replace(/<(?:!doctype\s+html|html)\b[\s\S]*?(?:<\/html>|$)/gi, "[HTML page omitted]");
-	const redacted = redactValues(stripped, secrets).replace(HIDDEN_IN_MESSAGE, escapeChar);
+	const redacted = redactExact(stripped, secrets).replace(HIDDEN_IN_MESSAGE, escapeChar);
 	// The patterns run on a window a few times the bound only (they cost more per character than the
 	// plain scans above); a match crossing the window's end is still redacted up to it.
 	const window = redacted.length > MAX_MESSAGE_CHARS * 4 ? redacted.slice(0, MAX_MESSAGE_CHARS * 4) : redacted;
 	const cleaned = SECRET_PATTERNS.reduce(
 		(acc, pattern) =>
 			acc.replace(pattern, (match: string, kept: string) =>
-				looksSecret(match.slice(kept.length)) ? `${kept}[redacted]` : match,
+				looksSecret(match.slice(kept.length)) ? `${kept}${REDACTED}` : match,
 			),
 		window,
 	);

@@ -1,26 +1,26 @@
 /**
  * The connection table: one record per server (replaced whole, re-read after every `await`), the shared setup,
- * the coalesced tool listing, failures as errors naming the server, one tool call, status. It owns its state
- * (entries, connections, stderr tails, the eras its probes found, the shutdown). How one server is opened and
- * closed is `open.ts`'s; `runtime.ts` holds the `Runtime` face over this.
+ * the coalesced tool listing, failures as errors naming the server, status. It owns its state (entries,
+ * connections, stderr tails, the eras its probes found, the shutdown). How one server is opened and closed is
+ * `open.ts`'s, the call path over the table `calls.ts`'s, what credentials and secrets a connection needs
+ * `credentials.ts`'s; `runtime.ts` holds the `Runtime` face over this.
  */
-import type { CallToolResult, Client, Tool } from "@modelcontextprotocol/client";
+import type { Tool } from "@modelcontextprotocol/client";
 import { awaitWith, settledWithin } from "../async.ts";
-import type { CallOptions, Capability, Live, Progress, RequestOptions, RuntimeOptions, ServerStatus } from "../contracts.ts";
+import type { Live, RuntimeOptions, ServerStatus } from "../contracts.ts";
 import { AuthRequired, CallFailed, PI_WORDS, SdkUnavailable, SetupFailed, type Words } from "../errors.ts";
-import { escapeName, sanitize } from "../output/text.ts";
+import { sanitize } from "../output/text.ts";
 import type { ServerConfig, ServerEntry } from "../schema.ts";
 import { loadSdk } from "../sdk.ts";
 import type { Connection } from "./connection.ts";
+import { secretsFor, stepUp, transportAuth, withStoredSecrets } from "./credentials.ts";
 import { Eras } from "./era.ts";
-import { cancelledRequest, closedError, type Exit, noSuchTool, requestError, setupError, unknownServer } from "./failures.ts";
+import { cancelledRequest, closedError, type Exit, requestError, setupError, unknownServer } from "./failures.ts";
 import { closeLive, type OpenOptions, openServer } from "./open.ts";
 import { PinnedServers } from "./pinned.ts";
-import { secretsFor, withStoredSecrets } from "./secrets.ts";
 import { serverStatus } from "./status.ts";
 import { TailBuffer } from "./stderr-tail.ts";
-import { checkedCall } from "./validate.ts";
-import { filteredRefusal, filterFor, hiddenFor, nextIndex, type ToolIndex } from "./visible-tools.ts";
+import { filterFor, nextIndex, type ToolIndex } from "./visible-tools.ts";
 
 /** How long `dispose` waits for an aborted setup to wind down. */
 const SHUTDOWN_SETUP_WAIT_MS = 2000;
@@ -45,31 +45,43 @@ export class ConnectionTable {
 	readonly #tails = new Map<string, TailBuffer>();
 	readonly #eras = new Eras();
 	readonly #shutdown = new AbortController();
-	/** What the user approved of each server (#47): list results are filtered through it. */ readonly pins: PinnedServers;
+	/** What the user approved of each server (#47): list results are filtered through it. */
+	readonly pins: PinnedServers;
+
 	constructor(options: RuntimeOptions) {
 		this.#options = options;
 		this.pins = new PinnedServers(options.pinsPath);
 		this.#entries = new Map(options.servers.map((entry) => [entry.name, entry]));
 	}
+
 	/** Names of all entries, in the configuration's order. */
 	names(): readonly string[] {
 		return [...this.#entries.keys()];
 	}
+
+	/** The entry of that name as configured, usable or not. */
+	entry(name: string): ServerEntry | undefined {
+		return this.#entries.get(name);
+	}
+
 	/** The tools of the server's last listing, those hidden from the model included; never connects. */
 	listed(name: string): readonly Tool[] {
 		const current = this.#connection(name);
 		return current.state === "ready" ? (current.index?.listed ?? []) : [];
 	}
+
 	/** Every configured server's status; never connects. */
 	status(): readonly ServerStatus[] {
 		return [...this.#entries.values()].map((entry) => this.#statusOf(entry));
 	}
+
 	/** One server's status, or an error for a name the table does not hold. */
 	statusOf(name: string): ServerStatus {
 		const entry = this.#entries.get(name);
 		if (!entry) throw unknownServer(name, this.names());
 		return this.#statusOf(entry);
 	}
+
 	/**
 	 * The server's open connection: `ready` is used, `connecting` joined, `failed` rejects with the latched
 	 * error, `idle` starts the shared setup. `signal` cancels only this caller's wait.
@@ -84,6 +96,7 @@ export class ConnectionTable {
 		const setup = current.state === "connecting" ? current.setup : this.#startSetup(config);
 		return awaitWith(setup, signal, cancelled);
 	}
+
 	/**
 	 * The listing path: the server's tools as the model may see them. Concurrent callers share one
 	 * `tools/list` (the SDK keeps its own cache); `held`: a listing already held will do; `fresh`: the
@@ -112,79 +125,16 @@ export class ConnectionTable {
 			async (error: unknown) => {
 				const now = this.#connection(name);
 				if (now.state === "ready" && now.live === live) this.#connections.set(name, { ...now, listing: undefined });
-				throw await this.#requestError(name, error, undefined);
+				throw await this.requestError(name, error, undefined);
 			},
 		);
 		this.#connections.set(name, { ...current, listing });
 		return awaitWith(listing, signal, () => cancelledRequest(name));
 	}
+
 	/** A `tools/list` result as the visible tools: app-only and filtered tools left out (`visible-tools.ts`). */
 	#visible(name: string, previous: ToolIndex | undefined, tools: readonly Tool[]): ToolIndex {
 		return nextIndex(previous, tools, filterFor(this.#entries.get(name)));
-	}
-
-	/**
-	 * One model-visible tool and the connection it is on; a hidden or unknown tool is refused naming
-	 * the reason. A tool the user hid is refused from the configuration alone: nothing starts, nothing is sent.
-	 */
-	async visibleTool(name: string, toolName: string, signal?: AbortSignal): Promise<{ live: Live; tool: Tool }> {
-		const refusal = filteredRefusal(filterFor(this.#entries.get(name)), toolName);
-		if (refusal && this.configOf(name))
-			throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${refusal}`, "refused");
-		const live = await this.ready(name, signal);
-		const first = await this.listTools(name, live, "held", signal);
-		const found = first.byName.get(toolName);
-		if (found) return { live, tool: found };
-		// Not in the index we hold: the server may have added it since; list once more before refusing.
-		const fresh = hiddenFor(first, toolName) !== undefined ? first : await this.listTools(name, live, "fresh", signal);
-		const again = fresh.byName.get(toolName);
-		if (again) return { live, tool: again };
-		const reason = this.pins.refusal(this.#entries.get(name)?.config, "tools", toolName) ?? hiddenFor(fresh, toolName);
-		if (reason) throw new CallFailed(name, `tool "${escapeName(toolName)}" on MCP server "${name}" ${reason}`, "refused");
-		const listed = fresh.tools.map((tool) => tool.name);
-		throw new CallFailed(name, this.#clean(name, noSuchTool(name, toolName, listed)), "refused");
-	}
-
-	/** One tool call, connecting first if needed; errors name the server and the tool. */
-	async call(name: string, toolName: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
-		const { signal, onProgress } = options;
-		const { live, tool } = await this.visibleTool(name, toolName, signal);
-		const timeout = this.configOf(name).requestTimeoutMs;
-		// The caller's signal goes straight through (AbortSignal.any costs ~9 µs a call); shutdown closes
-		// every client, which rejects calls in flight, and the request error names the session's end.
-		// Structured results are checked off Pi's thread, within the call's timeout (#39).
-		const onprogress = (p: Progress) =>
-			onProgress?.({ progress: p.progress, total: p.total, message: p.message ? sanitize(p.message) : undefined });
-		const sent = { signal, timeout, resetTimeoutOnProgress: true, maxTotalTimeout: Math.max(timeout, 30 * 60_000) };
-		const call = () =>
-			live.client.callTool(
-				{ name: toolName, arguments: args },
-				{ ...sent, toolDefinition: tool, ...(onProgress ? { onprogress } : {}) },
-			) as Promise<CallToolResult>;
-		try {
-			return await checkedCall(live.outputChecks, tool.outputSchema, { timeoutMs: timeout, signal }, call);
-		} catch (error) {
-			throw await this.#requestError(name, error, signal, toolName);
-		}
-	}
-
-	/** One SDK request on a server's client after checking the capability; errors name the server and `what`. */
-	async request<T>(
-		name: string,
-		what: string,
-		capability: Capability,
-		run: (client: Client, options: RequestOptions) => Promise<T>,
-		signal?: AbortSignal,
-	): Promise<T> {
-		const live = await this.ready(name, signal);
-		if (!live.client.getServerCapabilities()?.[capability]) {
-			throw new CallFailed(name, `MCP server "${name}" does not offer ${capability}`, "refused");
-		}
-		try {
-			return await run(live.client, { signal, timeout: this.configOf(name).requestTimeoutMs });
-		} catch (error) {
-			throw await this.#requestError(name, error, signal, undefined, what);
-		}
 	}
 
 	/** Connects now and lists anew, whatever happens; resolves to the status afterwards. */
@@ -244,7 +194,7 @@ export class ConnectionTable {
 		return this.#options.words ?? PI_WORDS;
 	}
 
-	/** Values never to show (`secrets.ts`): the entry's configured secrets, its bearer token, every credential seen. */
+	/** Values never to show (`credentials.ts`): the entry's configured secrets, its bearer token, every credential seen. */
 	secrets(name: string): readonly string[] {
 		return secretsFor(this.#entries.get(name)?.config, this.#options);
 	}
@@ -338,7 +288,7 @@ export class ConnectionTable {
 	async #open(config: ServerConfig, signal: AbortSignal): Promise<Live> {
 		const name = config.name;
 		const filled = await withStoredSecrets(this.#options.auth, config, signal);
-		const authProvider = await this.#credentials(config, signal);
+		const authProvider = await transportAuth(this.#options.auth, config, signal);
 		const tail = this.#tail(name);
 		const options: OpenOptions = {
 			clientInfo: this.#options.clientInfo,
@@ -346,7 +296,7 @@ export class ConnectionTable {
 			signal,
 			authProvider,
 			tail,
-			mapError: (error) => this.#stepUp(name, error),
+			mapError: (error) => stepUp(this.#options.auth, this.#entries.get(name)?.config, error),
 			transports: this.#options.transports,
 			onClose: (live, exited) => this.#dropped(name, live, tail, exited),
 		};
@@ -368,31 +318,18 @@ export class ConnectionTable {
 		});
 	}
 
-	async #credentials(config: ServerConfig, signal: AbortSignal) {
-		const auth = this.#options.auth;
-		if (config.auth === undefined || config.transport !== "http") return undefined;
-		if (!auth) throw new AuthRequired(config.name, `server "${config.name}": authentication is not available here`);
-		// The setup ends with its signal even if a keyring call cannot be cancelled (it runs on a thread).
-		return awaitWith(auth.prepare(config, signal), signal, () => signal.reason);
-	}
-
-	/** A `403 insufficient_scope` becomes an error carrying a link for the wider scope; others pass. */
-	async #stepUp(name: string, error: unknown): Promise<unknown> {
+	/**
+	 * A failed request as `CallFailed` naming the server and `what` was asked (a step-up link for
+	 * `403 insufficient_scope`); `signal` is the caller's, to tell a cancel from a failure.
+	 */
+	async requestError(
+		name: string,
+		thrown: unknown,
+		signal: AbortSignal | undefined,
+		what = `the request to MCP server "${name}"`,
+	): Promise<Error> {
 		const sdk = await loadSdk();
-		const config = this.#entries.get(name)?.config;
-		if (!this.#options.auth || !config || !sdk.InsufficientScopeError.isInstance(error)) return error;
-		return this.#options.auth.stepUp(config, error);
-	}
-
-	/** A failed request as `CallFailed` naming the server (a step-up link for `403 insufficient_scope`). */
-	async #requestError(name: string, thrown: unknown, signal: AbortSignal | undefined, tool?: string, request?: string) {
-		const sdk = await loadSdk();
-		const error = await this.#stepUp(name, thrown);
-		const what = tool
-			? `tool "${escapeName(tool)}" on MCP server "${name}"`
-			: request
-				? `${request} on MCP server "${name}"`
-				: `the request to MCP server "${name}"`;
+		const error = await stepUp(this.#options.auth, this.#entries.get(name)?.config, thrown);
 		const end = { cancelled: signal?.aborted === true, ended: this.#shutdown.signal.aborted };
 		const timeoutMs = this.#entries.get(name)?.config?.requestTimeoutMs ?? 0;
 		return requestError(sdk, error, { name, what, timeoutMs, ...end }, (text) => this.#clean(name, text), this.#words);
