@@ -2,11 +2,16 @@
  * A real SDK client and server joined by the SDK's in-memory transport pair: for tests of logic where a
  * process adds nothing but time (listings, what is kept from the model). `close` closes both ends.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import type { Transports } from "../../src/contracts.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { Session, Transports } from "../../src/contracts.ts";
 import { OWNER_ENV } from "../../src/runtime/processes.ts";
+import { SessionOwner } from "../../src/session.ts";
 
 export type MemoryPair = Readonly<{ client: Client; server: McpServer; close: () => Promise<void> }>;
 
@@ -61,3 +66,25 @@ export function memoryTransports(make: (command: string) => (() => McpServer) | 
 }
 
 export type MemoryTransports = Readonly<{ transports: Transports; made: string[]; sent: string[]; ends: InMemoryTransport[] }>;
+
+/**
+ * A session built as the extension and `pi-mcp` build theirs (`SessionOwner`), over an mcp.json holding
+ * `servers` in a temporary directory of its own, whose stdio servers are the in-memory ones `make` gives
+ * for their command. `close` stops the session and removes the directory.
+ */
+export async function memorySession(
+	servers: Readonly<Record<string, unknown>>,
+	make: (command: string) => (() => McpServer) | "silent",
+): Promise<MemoryTransports & Readonly<{ session: Session; dir: string; close: () => Promise<void> }>> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-memory-"));
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: {} });
+	const memory = memoryTransports(make);
+	const built = new SessionOwner({ config, env: {}, agentDir: dir, overflowDir: dir, transports: memory.transports });
+	const session = await built.open();
+	const close = async () => {
+		await built.dispose();
+		await rm(dir, { recursive: true, force: true });
+	};
+	return { ...memory, session, dir, close };
+}
