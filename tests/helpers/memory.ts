@@ -35,19 +35,22 @@ export async function memoryPair(register: (server: McpServer) => void): Promise
 /**
  * A session's transports over the SDK's in-memory pairs (no process, no socket): each stdio transport
  * asked for is one end of a fresh pair, with the server `make` gives for that command on the other
- * (both eras, as a v2 stdio server serves them), or the error `make` throws. `made` counts the transports,
+ * (both eras, as a v2 stdio server serves them), or the error `make` throws. `made` counts the residents
+ * (`probes` the probe siblings an `auto` entry starts beside one),
  * `sent` holds every request method the client sent, in order; `ends` the server ends (to close one).
  */
 export function memoryTransports(make: (command: string) => (() => McpServer) | "silent"): MemoryTransports {
 	const sent: string[] = [];
 	const made: string[] = [];
+	const probes: string[] = [];
 	const ends: InMemoryTransport[] = [];
 	const transports: Transports = {
 		async stdio(params) {
 			// The server's own command, also when it is wrapped (`setsid env PI_MCP_OWNER=… command …`).
 			const marked = params.args?.findIndex((arg) => arg.startsWith(`${OWNER_ENV}=`)) ?? -1;
 			const command = marked >= 0 ? (params.args?.[marked + 1] ?? params.command) : params.command;
-			made.push(command);
+			// An `auto` entry's short-lived probe sibling (stderr ignored) is counted apart from the resident.
+			(params.stderr === "ignore" ? probes : made).push(command);
 			const server = make(command);
 			const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
 			ends.push(serverEnd);
@@ -62,10 +65,16 @@ export function memoryTransports(make: (command: string) => (() => McpServer) | 
 		},
 		http: () => Promise.reject(new Error("no HTTP over the in-memory pairs")),
 	};
-	return { transports, made, sent, ends };
+	return { transports, made, probes, sent, ends };
 }
 
-export type MemoryTransports = Readonly<{ transports: Transports; made: string[]; sent: string[]; ends: InMemoryTransport[] }>;
+export type MemoryTransports = Readonly<{
+	transports: Transports;
+	made: string[];
+	probes: string[];
+	sent: string[];
+	ends: InMemoryTransport[];
+}>;
 
 /**
  * A session built as the extension and `pi-mcp` build theirs (`SessionOwner`), over an mcp.json holding
