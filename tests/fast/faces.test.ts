@@ -170,6 +170,10 @@ describe("the shell's names (src/cli/)", () => {
 		assert.match(json.out + json.err, /"code":\s*"usage"/);
 		const option = await run(["list", "--frob"]);
 		assert.equal(option.code, EXIT.usage);
-		assert.match(option.err, /^Usage: pi-mcp list [^]*\n\npi-mcp: unknown option '--frob'\n$/, "the help, then the error last");
+		assert.match(
+			option.err,
+			/^Usage: pi-mcp list [\s\S]*\n\npi-mcp: unknown option '--frob'\n$/,
+			"the help, then the error last",
+		);
 	});
 });
