@@ -98,10 +98,17 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 		onChanged: () => watched?.(kind),
 	});
 	const listChanged = watched && { tools: changed("tools"), prompts: changed("prompts"), resources: changed("resources") };
-	const client = (versionNegotiation: VersionNegotiationOptions = negotiation(config)) => {
+	// A client told how to negotiate is the probe's (`era.ts`): it asks the sibling one thing and listens to nothing.
+	const client = (told?: VersionNegotiationOptions) => {
+		const listens = told === undefined && listChanged;
 		const made = new sdk.Client(
 			{ name: options.clientInfo.name, version: options.clientInfo.version },
-			{ capabilities: {}, versionNegotiation, jsonSchemaValidator: checks, ...(listChanged ? { listChanged } : {}) },
+			{
+				capabilities: {},
+				versionNegotiation: told ?? negotiation(config),
+				jsonSchemaValidator: checks,
+				...(listens ? { listChanged } : {}),
+			},
 		);
 		made.onerror = () => {
 			// Transport errors surface through the failing request or `onclose`; never on the console.

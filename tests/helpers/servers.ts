@@ -11,7 +11,8 @@ export const CRASH = join(FIXTURES, "crash.mjs");
 /** Hostile names and listings (tests/fixtures/hostile.mjs). */
 export const HOSTILE = join(FIXTURES, "hostile.mjs");
 
-export type WireLine = Readonly<{ pid: number; method?: string; event?: string }>;
+/** `at`: when a request arrived; `spawned`: when a process began (both epoch ms). */
+export type WireLine = Readonly<{ pid: number; method?: string; event?: string; at?: number; spawned?: number }>;
 
 /** Every line the fixture processes appended to a FIXTURE_LOG file. */
 export function readWire(path: string): WireLine[] {
