@@ -16,7 +16,19 @@ const testsIn = (dir) =>
 		.map((file) => join(dir, file));
 // The fast tier first: a broken piece of logic shows in seconds, before the real tier's minutes.
 const files = given.length > 0 ? given : fast ? testsIn("tests/fast") : [...testsIn("tests/fast"), ...testsIn("tests")];
-const runner = [process.execPath, "--import", "tsx", "--test", "--test-concurrency=2", "--test-reporter=spec", ...files];
+// The fast tier's files run with every spawn failing (tests/helpers/no-spawn.mjs): a child process there is a bug.
+const allFast = files.every((file) => /(^|\/)tests\/fast\//.test(file));
+const noSpawn = allFast ? ["--import", join(root, "tests", "helpers", "no-spawn.mjs")] : [];
+const runner = [
+	process.execPath,
+	"--import",
+	"tsx",
+	...noSpawn,
+	"--test",
+	"--test-concurrency=2",
+	"--test-reporter=spec",
+	...files,
+];
 // The keyring tests (real tier) need a real Secret Service. Without a session bus, the suite runs inside a
 // private D-Bus session with a throw-away unlocked gnome-keyring (installed with apt if missing).
 const needsKeyring = !fast && process.platform === "linux" && !process.env.DBUS_SESSION_BUS_ADDRESS;

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { completeUserCommand, namedArguments, splitWords } from "../src/manager/conversation.ts";
+import { completeUserCommand } from "../src/manager/conversation.ts";
 import { type JsonEvent, makeSandbox, type Sandbox, startPiRpc } from "./helpers/pi.ts";
 import { FIXTURES, readWire, startedPids } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";
@@ -46,22 +46,6 @@ const finals = (records: readonly JsonEvent[]) =>
 			? [(message.content ?? []).map((block) => block.text ?? "").join("")]
 			: [];
 	});
-
-describe("command words", () => {
-	test("quotes group a value with spaces; name=value words become arguments", () => {
-		assert.deepEqual(splitWords(`prompt notes review file=src/a.ts focus="error handling" 'x=a b'`), [
-			"prompt",
-			"notes",
-			"review",
-			"file=src/a.ts",
-			"focus=error handling",
-			"x=a b",
-		]);
-		assert.deepEqual(splitWords(`a "say \\"hi\\""`), ["a", 'say "hi"']);
-		assert.deepEqual(namedArguments(["a=1", "b=x=y"]), { a: "1", b: "x=y" });
-		assert.throws(() => namedArguments(["lonely"]), /"lonely" is not name=value/);
-	});
-});
 
 describe("/mcp prompt and /mcp attach in a real Pi (RPC)", () => {
 	test("a prompt's messages are the user's message the model answers; a missing argument is named", async () => {

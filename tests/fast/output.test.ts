@@ -7,182 +7,35 @@
  *   node --import tsx --test tests/fast/output.test.ts
  */
 import assert from "node:assert/strict";
-import { createHash } from "node:crypto";
-import { createReadStream, readFileSync, writeFileSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { after, describe, test } from "node:test";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
-import type { CallToolResult, GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
-import {
-	isAppResource,
-	type Presented,
-	present,
-	promptResultParts,
-	refusalText,
-	resourceResultParts,
-	toolResultParts,
-} from "../../src/output/content.ts";
+import { describe, test } from "node:test";
+import type { GetPromptResult, ReadResourceResult } from "@modelcontextprotocol/client";
+import { isAppResource, present, promptResultParts, refusalText, resourceResultParts } from "../../src/output/content.ts";
 import { formatBytes, MAX_MESSAGE_CHARS, sanitize, stripTerminal } from "../../src/output/text.ts";
-import {
-	createOverflowStore,
-	cutHead,
-	encodeClean,
-	INLINE_MAX_BYTES,
-	INLINE_MAX_LINES,
-	MAX_IMAGE_BASE64,
-	type OverflowStore,
-} from "../../src/output.ts";
+import { cutHead, encodeClean, INLINE_MAX_BYTES, INLINE_MAX_LINES, MAX_IMAGE_BASE64 } from "../../src/output.ts";
 import { TailBuffer } from "../../src/runtime/stderr-tail.ts";
-
-const KiB = 1024;
-const MiB = 1024 * 1024;
-/** Bytes `present()` keeps free for the truncation notice (`NOTICE_ROOM` in src/content.ts, not exported). */
-const NOTICE_ROOM = 1024;
-/** The head budget of a truncated result: the notice must fit with it inside Pi's inline limits. */
-const SHOWN_MAX_BYTES = INLINE_MAX_BYTES - NOTICE_ROOM;
-const SHOWN_MAX_LINES = INLINE_MAX_LINES - 1;
-
-// ---------------------------------------------------------------------------------------------
-// Helpers
-
-const cleanups: (() => Promise<unknown>)[] = [];
-after(async () => {
-	for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-async function tempBase(): Promise<string> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-output-test-"));
-	cleanups.push(() => rm(dir, { recursive: true, force: true }));
-	return dir;
-}
-
-async function newStore(maxBytes?: number): Promise<{ store: OverflowStore; base: string }> {
-	const base = await tempBase();
-	const store = createOverflowStore(maxBytes === undefined ? { baseDir: base } : { baseDir: base, maxBytes });
-	cleanups.push(() => store.dispose());
-	return { store, base };
-}
-
-type Content = NonNullable<CallToolResult["content"]>;
-
-const toolParts = (content: Content, extra: Partial<CallToolResult> = {}) =>
-	toolResultParts({ content, ...extra } as CallToolResult);
-const textParts = (text: string) => toolParts([{ type: "text", text }]);
-
-/** Every character a terminal could act on, except `\n` and `\t`. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-function assertClean(text: string, what: string): void {
-	const found = CONTROL.exec(text);
-	assert.equal(
-		found,
-		null,
-		`${what}: control U+${found?.[0].charCodeAt(0).toString(16).padStart(4, "0")} survived in ${JSON.stringify(text)}`,
-	);
-}
-
-function assertWellFormed(text: string, what: string): void {
-	assert.ok(!text.includes("\uFFFD"), `${what}: contains U+FFFD`);
-	assert.ok(!LONE_SURROGATE.test(text), `${what}: contains a lone surrogate`);
-	assert.equal(Buffer.from(text, "utf8").toString("utf8"), text, `${what}: not valid UTF-8 round trip`);
-}
-
-/** The inline head of a truncated result (what precedes the notice), by the byte count `present` reports. */
-function shownOf(presented: Presented): string {
-	const shownBytes = presented.info.truncated?.shownBytes;
-	assert.ok(shownBytes !== undefined, "expected a truncated result");
-	return Buffer.from(presented.text, "utf8").subarray(0, shownBytes).toString("utf8");
-}
-
-function noticeOf(presented: Presented): string {
-	const at = presented.text.lastIndexOf("[Output truncated:");
-	assert.ok(at >= 0, `no truncation notice in ${JSON.stringify(presented.text.slice(-300))}`);
-	return presented.text.slice(at);
-}
-
-/** The exact notice for a truncated result whose full output was saved at `path`. */
-function expectedNotice(presented: Presented, path: string): string {
-	const truncated = presented.info.truncated;
-	assert.ok(truncated, "expected a truncated result");
-	const { shownLines, totalLines, shownBytes, totalBytes } = truncated;
-	return (
-		`[Output truncated: showing ${shownLines} of ${totalLines} lines ` +
-		`(${formatBytes(shownBytes)} of ${formatBytes(totalBytes)}; ${totalBytes - shownBytes} bytes not shown). Full output: ${path}]`
-	);
-}
-
-/** A truncated result, notice included, stays within Pi's inline limits (50 KiB and 2,000 lines). */
-function assertWithinLimits(presented: Presented, what: string): void {
-	const bytes = Buffer.byteLength(presented.text);
-	assert.ok(bytes <= INLINE_MAX_BYTES, `${what}: inline text with the notice is ${bytes} bytes`);
-	const lines = presented.text.split("\n").length - (presented.text.endsWith("\n") ? 1 : 0);
-	assert.ok(lines <= INLINE_MAX_LINES, `${what}: inline text with the notice is ${lines} lines`);
-	const truncated = presented.info.truncated;
-	assert.ok(truncated, `${what}: expected a truncated result`);
-	assert.ok(truncated.shownBytes <= SHOWN_MAX_BYTES, `${what}: shownBytes ${truncated.shownBytes}`);
-	assert.ok(truncated.shownLines <= SHOWN_MAX_LINES, `${what}: shownLines ${truncated.shownLines}`);
-}
-
-/** Paths named as `saved to <path>]` in the text, in order. */
-function savedPaths(text: string): string[] {
-	return [...text.matchAll(/saved to (.+?)\]$/gm)].map((match) => match[1] ?? "");
-}
-
-const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
-
-async function sha256File(path: string): Promise<string> {
-	const hash = createHash("sha256");
-	for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-	return hash.digest("hex");
-}
-
-const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest("hex");
-
-/** Peak RSS tracking: VmHWM reset through /proc when the kernel allows it, else sampled. */
-function peakTracker(): { base: number; peak: () => number; method: string } {
-	try {
-		setFlagsFromString("--expose-gc");
-		(runInNewContext("gc") as () => void)();
-	} catch {
-		// GC before measuring is only a refinement.
-	}
-	const hwm = () => Number(/VmHWM:\s+(\d+)\s*kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1] ?? Number.NaN) * 1024;
-	try {
-		writeFileSync("/proc/self/clear_refs", "5");
-		const base = process.memoryUsage().rss;
-		if (Number.isFinite(hwm())) return { base, peak: () => Math.max(hwm(), process.memoryUsage().rss), method: "VmHWM" };
-	} catch {
-		// Not Linux, or clear_refs not writable: fall back to sampling.
-	}
-	const base = process.memoryUsage().rss;
-	const state = { peak: base };
-	const timer = setInterval(() => {
-		state.peak = Math.max(state.peak, process.memoryUsage().rss);
-	}, 2);
-	timer.unref();
-	return {
-		base,
-		peak: () => {
-			clearInterval(timer);
-			return Math.max(state.peak, process.memoryUsage().rss);
-		},
-		method: "sampled rss",
-	};
-}
-
-/** `count` lines of exactly `width` bytes each (newline included), numbered so no two are alike. */
-function numberedLines(count: number, width = 80): string {
-	const filler = "abcdefghijklmnopqrstuvwxyz0123456789".repeat(Math.ceil(width / 36));
-	return Array.from({ length: count }, (_, index) => {
-		const head = `line ${String(index + 1).padStart(8, "0")} `;
-		return `${head}${filler.slice(0, width - head.length - 1)}\n`;
-	}).join("");
-}
+import {
+	assertClean,
+	assertWellFormed,
+	assertWithinLimits,
+	CONTROL,
+	type Content,
+	expectedNotice,
+	KiB,
+	MiB,
+	modeOf,
+	newStore,
+	noticeOf,
+	numberedLines,
+	SHOWN_MAX_BYTES,
+	SHOWN_MAX_LINES,
+	savedPaths,
+	sha256,
+	shownOf,
+	textParts,
+	toolParts,
+} from "../helpers/output.ts";
 
 const png = (seed: number, size = 16) =>
 	Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(size, seed)]);
@@ -386,103 +239,6 @@ describe("inline text limits through present()", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// 50 MiB
-
-describe("a 50 MiB text result", () => {
-	test("inline with its notice ≤ 50 KiB, file complete and byte-identical, 0600 in a 0700 directory, bounded memory", async (t) => {
-		const { store } = await newStore();
-		const payload = 50 * MiB;
-		const text = numberedLines(payload / 80, 80);
-		assert.equal(text.length, payload);
-		const expectedHash = sha256(text);
-
-		const tracker = peakTracker();
-		const started = performance.now();
-		const presented = await present(textParts(text), store, "huge");
-		const elapsed = performance.now() - started;
-		const growth = tracker.peak() - tracker.base;
-		t.diagnostic(
-			`50 MiB present(): ${elapsed.toFixed(0)} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB ` +
-				`(${(growth / payload).toFixed(2)}× payload, ${tracker.method})`,
-		);
-
-		const truncated = presented.info.truncated;
-		assert.ok(truncated);
-		// 627 whole 80-byte lines fit the 50,176-byte head budget.
-		assert.deepEqual(truncated, { shownBytes: 627 * 80, totalBytes: payload, shownLines: 627, totalLines: payload / 80 });
-		const shown = shownOf(presented);
-		assert.equal(shown, text.slice(0, 627 * 80));
-		assertWithinLimits(presented, "50 MiB");
-
-		const path = presented.info.overflowPath;
-		assert.ok(path);
-		assert.equal(
-			noticeOf(presented),
-			`[Output truncated: showing 627 of 655360 lines (49.0 KiB of 50.0 MiB; 52378640 bytes not shown). Full output: ${path}]`,
-		);
-		assert.equal(presented.text, `${shown}${noticeOf(presented)}`);
-		assert.equal((await stat(path)).size, payload);
-		assert.equal(await sha256File(path), expectedHash);
-		assert.equal(await modeOf(path), 0o600, "overflow file mode");
-		assert.equal(await modeOf(dirname(path)), 0o700, "session directory mode");
-
-		assert.ok(growth < 4 * payload, `peak RSS growth ${(growth / MiB).toFixed(1)} MiB is not < 4× the payload`);
-	});
-
-	test("a 50 MiB result full of colour codes and CRLF: stripped inline and in the file; time and memory measured", async (t) => {
-		const { store } = await newStore();
-		const line = `\x1b[31m${"x".repeat(69)}\x1b[0m\r\n`;
-		assert.equal(line.length, 80);
-		const count = (50 * MiB) / 80;
-		const text = line.repeat(count);
-		const clean = `${"x".repeat(69)}\n`.repeat(count);
-		const tracker = peakTracker();
-		const started = performance.now();
-		const presented = await present(textParts(text), store, "colour");
-		const elapsed = performance.now() - started;
-		const growth = tracker.peak() - tracker.base;
-		t.diagnostic(
-			`50 MiB with escapes: ${elapsed.toFixed(0)} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB ` +
-				`(${(growth / text.length).toFixed(2)}× payload, ${tracker.method})`,
-		);
-		assertClean(presented.text, "inline");
-		// Stripped lines are 70 bytes: 716 of them fit the 50,176-byte head budget.
-		assert.equal(shownOf(presented), clean.slice(0, 716 * 70));
-		assert.deepEqual(presented.info.truncated, {
-			shownBytes: 716 * 70,
-			totalBytes: clean.length,
-			shownLines: 716,
-			totalLines: count,
-		});
-		assertWithinLimits(presented, "colour");
-		const path = presented.info.overflowPath ?? "";
-		assert.equal((await stat(path)).size, clean.length);
-		assert.equal(await sha256File(path), sha256(clean));
-	});
-
-	test("many short lines (10 MiB of 'x\\n'): peak memory stays < 4× the payload", async (t) => {
-		const { store } = await newStore();
-		const payload = 10 * MiB;
-		const text = "x\n".repeat(payload / 2);
-		assert.equal(text.length, payload);
-		const tracker = peakTracker();
-		const started = performance.now();
-		const presented = await present(textParts(text), store, "short-lines");
-		const elapsed = performance.now() - started;
-		const growth = tracker.peak() - tracker.base;
-		t.diagnostic(
-			`10 MiB of 'x\\n': ${elapsed.toFixed(0)} ms, peak RSS growth ${(growth / MiB).toFixed(1)} MiB ` +
-				`(${(growth / payload).toFixed(2)}× payload, ${tracker.method})`,
-		);
-		assert.equal(presented.info.truncated?.shownLines, SHOWN_MAX_LINES);
-		assert.equal(shownOf(presented), "x\n".repeat(SHOWN_MAX_LINES));
-		assertWithinLimits(presented, "short lines");
-		assert.equal((await stat(presented.info.overflowPath ?? "")).size, payload);
-		assert.ok(growth < 4 * payload, `peak RSS growth ${(growth / MiB).toFixed(1)} MiB is not < 4× the payload`);
-	});
-});
-
-// ---------------------------------------------------------------------------------------------
 // Session cap, permissions, disposal
 
 describe("the overflow store", () => {
@@ -532,22 +288,6 @@ describe("the overflow store", () => {
 		assert.ok("refused" in b);
 		assert.deepEqual(b, { refused: "cap", capBytes: 1000, usedBytes: 1000 });
 		assert.equal(refusalText(b), "this session's overflow limit of 1000 B is reached (1000 B used)");
-	});
-
-	test("the real default cap (50 MiB): of two 30 MiB results the second is refused with a note saying the limit", async () => {
-		const { store } = await newStore();
-		const thirty = "z".repeat(30 * MiB);
-		const a = await present(textParts(thirty), store, "thirty-a");
-		assert.ok(a.info.overflowPath);
-		assert.equal((await stat(a.info.overflowPath)).size, 30 * MiB);
-		const b = await present(textParts(`${thirty.slice(1)}!`), store, "thirty-b");
-		assert.equal(b.info.overflowPath, undefined);
-		const notice = noticeOf(b);
-		assert.ok(notice.includes("overflow limit of 50.0 MiB is reached (30.0 MiB used)"), notice);
-		assert.ok(notice.includes("not saved"), notice);
-		assert.deepEqual(b.info.truncated, { shownBytes: SHOWN_MAX_BYTES, totalBytes: 30 * MiB, shownLines: 1, totalLines: 1 });
-		assertWithinLimits(b, "thirty-b");
-		assert.equal(store.used(), 30 * MiB);
 	});
 
 	test("files 0600 in a 0700 directory under the given base; names are sanitised", async () => {

@@ -2,11 +2,16 @@
  * A real SDK client and server joined by the SDK's in-memory transport pair: for tests of logic where a
  * process adds nothing but time (listings, what is kept from the model). `close` closes both ends.
  */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import type { Transports } from "../../src/contracts.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { Session, Transports } from "../../src/contracts.ts";
 import { OWNER_ENV } from "../../src/runtime/processes.ts";
+import { SessionOwner } from "../../src/session.ts";
 
 export type MemoryPair = Readonly<{ client: Client; server: McpServer; close: () => Promise<void> }>;
 
@@ -30,19 +35,22 @@ export async function memoryPair(register: (server: McpServer) => void): Promise
 /**
  * A session's transports over the SDK's in-memory pairs (no process, no socket): each stdio transport
  * asked for is one end of a fresh pair, with the server `make` gives for that command on the other
- * (both eras, as a v2 stdio server serves them), or the error `make` throws. `made` counts the transports,
+ * (both eras, as a v2 stdio server serves them), or the error `make` throws. `made` counts the residents
+ * (`probes` the probe siblings an `auto` entry starts beside one),
  * `sent` holds every request method the client sent, in order; `ends` the server ends (to close one).
  */
 export function memoryTransports(make: (command: string) => (() => McpServer) | "silent"): MemoryTransports {
 	const sent: string[] = [];
 	const made: string[] = [];
+	const probes: string[] = [];
 	const ends: InMemoryTransport[] = [];
 	const transports: Transports = {
 		async stdio(params) {
 			// The server's own command, also when it is wrapped (`setsid env PI_MCP_OWNER=… command …`).
 			const marked = params.args?.findIndex((arg) => arg.startsWith(`${OWNER_ENV}=`)) ?? -1;
 			const command = marked >= 0 ? (params.args?.[marked + 1] ?? params.command) : params.command;
-			made.push(command);
+			// An `auto` entry's short-lived probe sibling (stderr ignored) is counted apart from the resident.
+			(params.stderr === "ignore" ? probes : made).push(command);
 			const server = make(command);
 			const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
 			ends.push(serverEnd);
@@ -57,7 +65,35 @@ export function memoryTransports(make: (command: string) => (() => McpServer) | 
 		},
 		http: () => Promise.reject(new Error("no HTTP over the in-memory pairs")),
 	};
-	return { transports, made, sent, ends };
+	return { transports, made, probes, sent, ends };
 }
 
-export type MemoryTransports = Readonly<{ transports: Transports; made: string[]; sent: string[]; ends: InMemoryTransport[] }>;
+export type MemoryTransports = Readonly<{
+	transports: Transports;
+	made: string[];
+	probes: string[];
+	sent: string[];
+	ends: InMemoryTransport[];
+}>;
+
+/**
+ * A session built as the extension and `pi-mcp` build theirs (`SessionOwner`), over an mcp.json holding
+ * `servers` in a temporary directory of its own, whose stdio servers are the in-memory ones `make` gives
+ * for their command. `close` stops the session and removes the directory.
+ */
+export async function memorySession(
+	servers: Readonly<Record<string, unknown>>,
+	make: (command: string) => (() => McpServer) | "silent",
+): Promise<MemoryTransports & Readonly<{ session: Session; dir: string; close: () => Promise<void> }>> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-memory-"));
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: {} });
+	const memory = memoryTransports(make);
+	const built = new SessionOwner({ config, env: {}, agentDir: dir, overflowDir: dir, transports: memory.transports });
+	const session = await built.open();
+	const close = async () => {
+		await built.dispose();
+		await rm(dir, { recursive: true, force: true });
+	};
+	return { ...memory, session, dir, close };
+}

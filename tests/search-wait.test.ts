@@ -13,10 +13,10 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { InMemoryTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
-import { SEARCH_QUIET_MS, SEARCH_WAIT_MS, toolsAction } from "../../src/catalog/listing.ts";
-import { loadConfig } from "../../src/config.ts";
-import type { Transports } from "../../src/contracts.ts";
-import { SessionOwner } from "../../src/session.ts";
+import { SEARCH_QUIET_MS, SEARCH_WAIT_MS, toolsAction } from "../src/catalog/listing.ts";
+import { loadConfig } from "../src/config.ts";
+import type { Transports } from "../src/contracts.ts";
+import { SessionOwner } from "../src/session.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {

@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { canonical } from "../src/pins/canonical.ts";
-import { diffText, wordDiff } from "../src/pins/diff.ts";
-import { Pins, type PinsIo } from "../src/pins/pins.ts";
+import { canonical } from "../../src/pins/canonical.ts";
+import { diffText, wordDiff } from "../../src/pins/diff.ts";
+import { Pins, type PinsIo } from "../../src/pins/pins.ts";
 
 const BASE = {
 	name: "read_file",

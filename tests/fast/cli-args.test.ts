@@ -1,7 +1,7 @@
 /** The shell's argument handling, in process (no child, no server): where options may go and what `--` does. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseArgs, UsageError } from "../src/cli/args.ts";
+import { parseArgs, UsageError } from "../../src/cli/args.ts";
 
 const usage = (pattern: RegExp) => (error: unknown) => error instanceof UsageError && pattern.test(error.message);
 
