@@ -85,7 +85,7 @@ test("connect, list and call over an in-memory pair, in both eras; nothing start
 		["auto", "modern"],
 		["legacy", "legacy"],
 	] as const) {
-		const { runtime, made, sent } = await runtimeOver({ mem: entry({ protocolVersion }) }, () => fixture());
+		const { runtime, made, probes, sent } = await runtimeOver({ mem: entry({ protocolVersion }) }, () => fixture());
 		assert.equal(stateOf(runtime, "mem")?.state, "idle");
 		assert.deepEqual(made, [], "status connects nothing");
 		const tools = await runtime.tools("mem");
@@ -99,8 +99,8 @@ test("connect, list and call over an in-memory pair, in both eras; nothing start
 		assert.equal(status?.state, "ready");
 		assert.equal(status?.era, era);
 		assert.equal(status?.toolCount, 3);
-		const started = protocolVersion === "auto" ? ["mem", "mem"] : ["mem"];
-		assert.deepEqual(made, started, "one resident for the listing and the call (and in auto the probe's sibling)");
+		assert.deepEqual(made, ["mem"], "one resident for the listing and the call");
+		assert.deepEqual(probes, protocolVersion === "auto" ? ["mem"] : [], "in auto, one probe sibling beside it");
 		assert.deepEqual(
 			sent.filter((method) => method.startsWith("tools/")),
 			["tools/list", "tools/call"],
