@@ -104,7 +104,7 @@ export class Pins {
 	}
 
 	/** One identity's view, the same object for the whole session. */
-	server(identity: string, label: string, secrets: readonly string[] = []): ServerPins {
+	server(identity: string, label: string, secrets: () => readonly string[] = () => []): ServerPins {
 		const existing = this.#views.get(identity);
 		if (existing) return existing;
 		const view = new ServerPins(this, identity, label, secrets);
@@ -148,7 +148,8 @@ export class ServerPins {
 	readonly #pins: Pins;
 	readonly identity: string;
 	readonly label: string;
-	readonly #secrets: readonly string[];
+	/** The values never stored in clear, read at each write (a stored secret is known only once the server connects). */
+	readonly #secrets: () => readonly string[];
 	/** Per kind, what the last whole listing withheld. */
 	readonly #pending = new Map<Kind, Map<string, Pending>>();
 	/** Per kind, the pages of a listing still coming. */
@@ -161,7 +162,7 @@ export class ServerPins {
 	/** The last canonical hash per key and the wire text it came from: an unchanged list costs one stringify. */
 	readonly #hashes = new Map<string, Readonly<{ wire: string; hash: string; external?: string }>>();
 
-	constructor(pins: Pins, identity: string, label: string, secrets: readonly string[]) {
+	constructor(pins: Pins, identity: string, label: string, secrets: () => readonly string[]) {
 		this.#pins = pins;
 		this.identity = identity;
 		this.label = label;
@@ -193,7 +194,7 @@ export class ServerPins {
 			const approved = held?.definitions.get(key);
 			if (!error && approved?.hash === hash) return true;
 			if (!error && first && external === undefined) {
-				approvedNow[key] = { hash, definition: redacted(item, this.#secrets) };
+				approvedNow[key] = { hash, definition: redacted(item, this.#secrets()) };
 				return true;
 			}
 			const reason = error ? "unreadable" : external !== undefined ? "external" : approved ? "changed" : "new";
@@ -246,7 +247,7 @@ export class ServerPins {
 				.record({
 					identity: this.identity,
 					server: this.label,
-					set: { [key]: { hash, definition: redacted(value, this.#secrets) } },
+					set: { [key]: { hash, definition: redacted(value, this.#secrets()) } },
 					seen: ["instructions"],
 				})
 				.catch(() => undefined);
@@ -292,7 +293,7 @@ export class ServerPins {
 		const set = Object.fromEntries(
 			chosen.map((each) => [
 				each.key,
-				{ hash: each.hash, definition: redacted(each.definition, this.#secrets) } satisfies Approved,
+				{ hash: each.hash, definition: redacted(each.definition, this.#secrets()) } satisfies Approved,
 			]),
 		);
 		await this.#pins.record({

@@ -65,7 +65,11 @@ export class PinnedServers {
 		return this.#changed.delete(name);
 	}
 
-	constructor(path: string | undefined) {
+	/** `secretsOf`: every value never to store in clear for a server (configured, stored, seen tokens). */
+	constructor(
+		path: string | undefined,
+		readonly secretsOf: (config: ServerConfig) => readonly string[] = (config) => config.secretValues,
+	) {
 		this.#pins = path === undefined ? undefined : new Pins(path, pinsIo);
 	}
 
@@ -80,7 +84,7 @@ export class PinnedServers {
 	view(config: ServerConfig | undefined): ServerPins | undefined {
 		if (!this.#pins || !config || config.pin === false) return undefined;
 		const identity = serverIdentity(config);
-		return this.#pins.server(identity.key, identity.label, config.secretValues);
+		return this.#pins.server(identity.key, identity.label, () => this.secretsOf(config));
 	}
 
 	/** The instructions the model may be given: these once approved, else the approved ones (none while unreadable). */
@@ -132,7 +136,7 @@ export class PinnedServers {
 			reason: each.reason,
 			title: pendingTitle(each),
 			before: shownDefinition(each.approved),
-			after: shownDefinition(redacted(each.definition, config?.secretValues ?? [])),
+			after: shownDefinition(redacted(each.definition, config ? this.secretsOf(config) : [])),
 		}));
 	}
 

@@ -50,7 +50,7 @@ export class ConnectionTable {
 
 	constructor(options: RuntimeOptions) {
 		this.#options = options;
-		this.pins = new PinnedServers(options.pinsPath);
+		this.pins = new PinnedServers(options.pinsPath, (config) => secretsFor(config, options));
 		this.#entries = new Map(options.servers.map((entry) => [entry.name, entry]));
 	}
 
