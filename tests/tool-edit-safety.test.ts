@@ -55,7 +55,7 @@ test("pi-mcp disable <server> <tool> waits for another edit's lock and stops on 
 		await writeFile(user, before);
 		const lock = await acquireLock(`${user}.lock`);
 		try {
-			const child = spawn(process.execPath, [BIN, "disable", "s", "delete_file"], {
+			const child = spawn(process.execPath, [BIN, "disable", "s", "delete_file", "--force"], {
 				cwd: box.cwd,
 				env: { ...box.env, TMPDIR: box.root },
 			});
