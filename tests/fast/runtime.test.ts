@@ -78,7 +78,12 @@ const textOf = (result: { content: readonly { type: string; text?: string }[] })
 	result.content.map((block) => (block.type === "text" ? block.text : `[${block.type}]`)).join("");
 const stateOf = (runtime: Runtime, name: string) => runtime.status().find((status) => status.name === name);
 /** An entry in the legacy era unless told (in `auto` a stdio server also starts a probe sibling: `auto-era.test.ts`). */
-const entry = (extra: Readonly<Record<string, unknown>> = {}) => ({ command: "mem", args: [], protocolVersion: "legacy", ...extra });
+const entry = (extra: Readonly<Record<string, unknown>> = {}) => ({
+	command: "mem",
+	args: [],
+	protocolVersion: "legacy",
+	...extra,
+});
 
 test("connect, list and call over an in-memory pair, in both eras; nothing starts before the first use", async () => {
 	for (const [protocolVersion, era] of [
