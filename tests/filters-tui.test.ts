@@ -74,7 +74,10 @@ test("the manager's tools: Tab hides a tool (excludeTools, greyed) and shows it 
 	assert.ok(row?.includes("\u001b["), "the hidden row is styled");
 	// Without a query, the hidden tool keeps its place in the server's order (before delete_dir), not the bottom.
 	tui.keys(..."delete_file".split("").map(() => "BSpace"));
-	const all = await tui.waitFor(/search: \n|search:\s*type to filter/, "the whole list again");
+	const all = await tui.waitFor(
+		(screen) => /search: \n|search:\s*type to filter/.test(screen) && /^.{2}delete_dir\s/m.test(screen),
+		"the whole list again",
+	);
 	const at = (name: string) => all.split("\n").findIndex((line) => new RegExp(`^.{2}${name}\\s`).test(line));
 	assert.ok(at("delete_file") >= 0 && at("delete_file") < at("delete_dir"), all);
 	assert.match(all, /delete_file\s+\(hidden by excludeTools\)/);
@@ -89,7 +92,7 @@ test("the manager's tools: Tab hides a tool (excludeTools, greyed) and shows it 
 	tui.keys("Escape");
 	const server = await tui.waitFor(/instructions: Read before you delete\./, "the instructions on the server screen");
 	assert.doesNotMatch(server, /Shown:|Hidden:/, "the tools screen's message stays there");
-	assert.match(server, /^ {2}Instructions\s+what the server tells the model/m);
+	await tui.waitFor(/^ {2}Instructions\s+what the server tells the model/m, "the instructions item");
 
 	tui.kill();
 	const deadline = Date.now() + 15_000;
