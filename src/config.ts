@@ -21,13 +21,13 @@ import {
 	resolveOAuth,
 	topLevelProblems,
 } from "./config/values.ts";
-import { parseJson } from "./json.ts";
 import { escapeName } from "./output/text.ts";
 import {
 	type ConfigSnapshot,
 	type FileReport,
 	isObject,
 	parseEntry,
+	parseJson,
 	type RawServer,
 	SERVER_NAME,
 	type ServerConfig,

@@ -29,7 +29,7 @@ import { closeMatches, unknownKeys } from "./schema/keys.ts";
 import type { ToolFilter } from "./schema/tool-filter.ts";
 
 export type { AuthKind, GrantType, OAuthSettings } from "./schema/auth.ts";
-export { PROTOCOL_MODES, type ProtocolMode } from "./schema/fields.ts";
+export { PROTOCOL_MODES, type ProtocolMode, parseJson } from "./schema/fields.ts";
 export { closeMatches, isObject };
 
 /** What only one transport has: a stdio server's command, an HTTP server's URL and credentials. */

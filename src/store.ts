@@ -10,9 +10,8 @@ import { chmod, link, lstat, mkdir, open, readFile, rename, unlink } from "node:
 import { hostname } from "node:os";
 import { once, sleep } from "./async.ts";
 import { errorCode } from "./errors.ts";
-import { parseJson } from "./json.ts";
 import { exited, processStat } from "./proc.ts";
-import { isObject } from "./schema.ts";
+import { isObject, parseJson } from "./schema.ts";
 
 /*
  * Hand-written on purpose. `proper-lockfile` judges a lock only by the age of its directory (at

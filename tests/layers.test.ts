@@ -25,7 +25,6 @@ const MAX_INSTALL_LINES = 60;
 const FLOORS: Readonly<Record<string, number>> = {
 	async: 0,
 	errors: 0,
-	json: 0,
 	output: 0,
 	proc: 0,
 	schema: 0,

@@ -18,10 +18,9 @@ import type {
 } from "@modelcontextprotocol/client";
 import { awaitWith } from "../async.ts";
 import { AuthRequired, type Words } from "../errors.ts";
-import { parseJson } from "../json.ts";
 import type { Flow, LoginService } from "../login.ts";
 import { sanitize } from "../output/text.ts";
-import { type HttpServerConfig, isObject, type ServerConfig } from "../schema.ts";
+import { type HttpServerConfig, isObject, parseJson, type ServerConfig } from "../schema.ts";
 import type { Sdk } from "../sdk.lazy.ts";
 import { type DpopKey, dpopSecret, openDpopSession, parseDpopKey, sameKey } from "./dpop.ts";
 import { KeyringUnavailable, type SecretStore } from "./keyring.ts";

@@ -24,6 +24,18 @@ export function isObject(value: unknown): value is Fields {
 	return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * The one parse of JSON text that may not be JSON (a file, a stored record, a lock): the value, or undefined
+ * (`JSON.parse` never gives undefined). Beside `isObject`, in a module registration loads anyway.
+ */
+export function parseJson(text: string): unknown {
+	try {
+		return JSON.parse(text) as unknown;
+	} catch {
+		return undefined;
+	}
+}
+
 /** A field of the wrong shape; `parseEntry` catches only this one. */
 export class ShapeError extends Error {}
 
