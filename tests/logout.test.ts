@@ -85,7 +85,8 @@ describe("logout and a refresh in flight", { timeout: 300_000 }, () => {
 
 		// Another process refreshes; its refresh grant is held until "go".
 		const args: WorkerArgs = { url: rs().mcpUrl.href, name: "logout-race", lockDir: lockDir(), gate: "stdin" };
-		const holder = startWorker("tests/fixtures/refresh-worker.ts", [JSON.stringify(args)]);
+		const holder = startWorker("tests/fixtures/refresh-worker.ts", []);
+		holder.send(JSON.stringify(args));
 		await holder.next("refreshing");
 
 		const logout = s.auth.logout(config);
