@@ -1,7 +1,9 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: `${VAR}` in plain strings is the mcp.json syntax under test.
 /**
- * A configuration file that cannot be read reaches the model (issue 13): a directory and a FIFO where a
- * file should be (the FIFO made with `mkfifo`, a process of its own), and the wrong root type. The rest
- * of the configuration-file checks run in one process: tests/fast/config-files.test.ts.
+ * Configuration files (issue 13) where real parts are the point: servers with problems known at session
+ * start name a real fixture server that must never start, and a configuration file that cannot be read
+ * (a directory, a FIFO made with `mkfifo`, the wrong root type) reaches the model. The rest of the
+ * configuration-file checks run in one process: tests/fast/config-files.test.ts.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -12,7 +14,46 @@ import { runAction } from "../src/catalog/actions.ts";
 import type { Result } from "../src/catalog/listing.ts";
 import type { Session } from "../src/contracts.ts";
 import { SessionOwner } from "../src/session.ts";
-import { type Dirs, load, withDirs, writeText } from "./helpers/config.ts";
+import { type Dirs, entryOf, load, withDirs, writeText, writeUser } from "./helpers/config.ts";
+import { readWire, SERVER } from "./helpers/servers.ts";
+
+describe("problems known at session start", () => {
+	it("status shows such a server as invalid with the problem before any call; the call is a tool error and nothing runs", async () => {
+		await withDirs(async (dirs) => {
+			const log = join(dirs.home, "wire.log");
+			const fixture = { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } };
+			// A directory literally named `${NO_DIR}` exists: before, the server started in it.
+			await mkdir(join(dirs.cwd, "${NO_DIR}"));
+			await writeUser(dirs, {
+				vars: { ...fixture, cwd: "${NO_DIR}" },
+				bang: { ...fixture, cwd: "!pwd" },
+				nul: { ...fixture, args: [SERVER, "stdio", "a\u0000b"] },
+			});
+			const config = await load(dirs);
+			const owner = new SessionOwner({ config, env: {}, agentDir: dirs.home, overflowDir: dirs.home });
+			const session = await owner.open();
+			try {
+				const status = await runAction(session, { action: "status" }, undefined, undefined);
+				const text = status.content[0]?.type === "text" ? status.content[0].text : "";
+				assert.match(
+					text,
+					/^vars: invalid\n {2}error: server "vars" \(.*\): environment variable NO_DIR is not set \(used in "cwd"\)$/m,
+				);
+				assert.match(text, /^bang: invalid\n {2}error: server "bang" \(.*\): field "cwd" starts with "!"/m);
+				assert.match(text, /^nul: invalid\n {2}error: server "nul" \(.*\): field "args\[2\]" contains a NUL byte$/m);
+				for (const server of ["vars", "bang", "nul"]) {
+					await assert.rejects(
+						runAction(session, { action: "call", server, tool: "echo", args: {} }, undefined, undefined),
+						(error: Error) => error.message === entryOf(config, server).error,
+					);
+				}
+				assert.deepEqual(readWire(log), [], "no server process was started");
+			} finally {
+				await owner.dispose();
+			}
+		});
+	});
+});
 
 describe("unreadable files reach the model", () => {
 	async function withSession(dirs: Dirs, fn: (session: Session) => Promise<void>): Promise<void> {

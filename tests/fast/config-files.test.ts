@@ -3,11 +3,10 @@
  * Configuration files as editors and reviewers leave them (issue 13, items 10–14): a UTF-8 BOM,
  * comments, duplicate names and fields, more than 64 servers in one file, and problems known at
  * session start (unset variables, `!` commands, NUL bytes) shown in `status` before any call. In one
- * process (fast tier); a FIFO in place of a file needs `mkfifo`: tests/config-files.test.ts.
+ * process (fast tier); a FIFO in place of a file (`mkfifo`) and a real fixture server that must not start:
+ * tests/config-files.test.ts.
  */
 import assert from "node:assert/strict";
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { runAction } from "../../src/catalog/actions.ts";
 import type { Result } from "../../src/catalog/listing.ts";
@@ -19,7 +18,6 @@ import { SessionOwner } from "../../src/session.ts";
 import {
 	broken,
 	type Dirs,
-	entryOf,
 	expectBad,
 	GOOD,
 	load,
@@ -29,7 +27,6 @@ import {
 	writeText,
 	writeUser,
 } from "../helpers/config.ts";
-import { readWire, SERVER } from "../helpers/servers.ts";
 
 describe("BOM and comments", () => {
 	it("a UTF-8 BOM at the start of a file is accepted", async () => {
@@ -253,42 +250,6 @@ describe("problems known at session start", () => {
 				"d",
 				`server "d" (${dirs.userPath}): field "env.\\u001b" is given 2 times (lines 1 and 2); the entry is not used`,
 			);
-		});
-	});
-
-	it("status shows such a server as invalid with the problem before any call; the call is a tool error and nothing runs", async () => {
-		await withDirs(async (dirs) => {
-			const log = join(dirs.home, "wire.log");
-			const fixture = { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } };
-			// A directory literally named `${NO_DIR}` exists: before, the server started in it.
-			await mkdir(join(dirs.cwd, "${NO_DIR}"));
-			await writeUser(dirs, {
-				vars: { ...fixture, cwd: "${NO_DIR}" },
-				bang: { ...fixture, cwd: "!pwd" },
-				nul: { ...fixture, args: [SERVER, "stdio", "a\u0000b"] },
-			});
-			const config = await load(dirs);
-			const owner = new SessionOwner({ config, env: {}, agentDir: dirs.home, overflowDir: dirs.home });
-			const session = await owner.open();
-			try {
-				const status = await runAction(session, { action: "status" }, undefined, undefined);
-				const text = status.content[0]?.type === "text" ? status.content[0].text : "";
-				assert.match(
-					text,
-					/^vars: invalid\n {2}error: server "vars" \(.*\): environment variable NO_DIR is not set \(used in "cwd"\)$/m,
-				);
-				assert.match(text, /^bang: invalid\n {2}error: server "bang" \(.*\): field "cwd" starts with "!"/m);
-				assert.match(text, /^nul: invalid\n {2}error: server "nul" \(.*\): field "args\[2\]" contains a NUL byte$/m);
-				for (const server of ["vars", "bang", "nul"]) {
-					await assert.rejects(
-						runAction(session, { action: "call", server, tool: "echo", args: {} }, undefined, undefined),
-						(error: Error) => error.message === entryOf(config, server).error,
-					);
-				}
-				assert.deepEqual(readWire(log), [], "no server process was started");
-			} finally {
-				await owner.dispose();
-			}
 		});
 	});
 });
