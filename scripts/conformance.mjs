@@ -22,8 +22,7 @@
 //   conformance: N passed, M failed, K expected failures, J not applicable
 // Usage: node scripts/conformance.mjs [--out <dir>] [--concurrency <n>] [--line 0.1|0.2]
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -59,24 +58,12 @@ const EXPECTED_FAILURES = {
 	]),
 };
 
-/**
- * `batch`: the CLI arguments that run, in one process, every scenario the line runs at `version` (0.1:
- * its whole list at each scenario's own version; 0.2: its requirement list at that wire). The others run
- * one CLI each.
- */
 const LINES = [
-	{ key: "0.1", dir: "node_modules/@modelcontextprotocol/conformance", batch: { args: ["--suite", "all"] } },
-	{
-		key: "0.2",
-		dir: "node_modules/conformance-next",
-		requirements: REVISION,
-		batch: { args: ["--requirements", REVISION], version: REVISION },
-	},
+	{ key: "0.1", dir: "node_modules/@modelcontextprotocol/conformance" },
+	{ key: "0.2", dir: "node_modules/conformance-next", requirements: REVISION },
 ];
-/** Per client, from the moment it gets its slot; its setup may wait for its 10 s probe and a few requests on a loaded machine. */
+/** Per scenario run; a client's setup may wait for its 10 s probe and a few requests on a loaded machine. */
 const SCENARIO_TIMEOUT_MS = 60_000;
-/** Per CLI run (a batch or one scenario): its clients wait for their slots within this too. */
-const CLI_TIMEOUT_MS = 600_000;
 /** More failures than this in one line is no load artefact: the rest are not re-run. */
 const MAX_SOLO_RUNS = 6;
 const STAMP = /-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
@@ -141,71 +128,16 @@ async function bundle(dir, lines) {
 		plugins: [ownUrls],
 		logLevel: "error",
 	});
-	const gate = join(dir, "gate.mjs");
-	writeFileSync(gate, gateSource(pathToFileURL(join(dir, "client.mjs")).href));
 	return (name) => join(dir, `${name}.mjs`);
 }
 
-/**
- * The client command's entry: it waits for a slot from `openSlots` before it loads the client, then holds
- * the slot until it exits (the socket closes with the process), and ends the client after
- * SCENARIO_TIMEOUT_MS, as the CLI's own `--timeout` would.
- */
-const gateSource = (client) => `import { connect } from "node:net";
-const socket = connect(process.env.PI_MCP_CONFORMANCE_SLOTS);
-await new Promise((resolve, reject) => {
-	socket.once("data", resolve);
-	socket.once("error", reject);
-});
-socket.unref();
-setTimeout(() => {
-	process.stderr.write("conformance-client: failed: still running ${SCENARIO_TIMEOUT_MS} ms after its start\\n");
-	process.exit(1);
-}, ${SCENARIO_TIMEOUT_MS}).unref();
-await import(${JSON.stringify(client)});
-`;
-
-/**
- * Hands out `size` slots on a Unix socket at `path`, first come first served, to every client of every CLI:
- * a batch starts all its scenarios at once (the suite's way), but only `size` clients run at a time.
- */
-function openSlots(path, size) {
-	const queue = [];
-	const holders = new Set();
-	const grant = () => {
-		while (holders.size < size && queue.length > 0) {
-			const socket = queue.shift();
-			holders.add(socket);
-			socket.write("go\n");
-		}
-	};
-	const server = createServer((socket) => {
-		socket.on("error", () => undefined);
-		socket.once("close", () => {
-			const waiting = queue.indexOf(socket);
-			if (waiting !== -1) queue.splice(waiting, 1);
-			if (holders.delete(socket)) grant();
-		});
-		queue.push(socket);
-		grant();
-	});
-	return new Promise((resolve, reject) => {
-		server.once("error", reject);
-		server.listen(path, () => resolve(server));
-	});
-}
-
-/**
- * Runs a conformance CLI (`line.cli`, bundled, or its dist) with `line.env` (the slots' socket, the compile
- * cache: the CLI passes its environment on to the client); resolves to its output (its exit status only
- * reflects the checks).
- */
+/** Runs a conformance CLI (`line.cli`, bundled, or its dist); resolves to its output (its exit status only reflects the checks). */
 function cli(line, args, timeoutMs) {
 	return new Promise((resolve) => {
 		const child = spawn(process.execPath, [line.cli ?? join(ROOT, line.dir, "dist/index.js"), ...args], {
 			cwd: ROOT,
 			// The CLI passes its environment on to the client: both start from Node's compile cache.
-			env: { ...process.env, ...line.env },
+			env: { ...process.env, ...(line.cache ? { NODE_COMPILE_CACHE: line.cache } : {}) },
 			stdio: ["ignore", "pipe", "pipe"],
 			detached: true,
 		});
@@ -287,51 +219,22 @@ function clientTail(path) {
 async function runOne(run, dir) {
 	const version = run.version ? ["--spec-version", run.version] : [];
 	const args = ["client", "--command", run.line.client, "--scenario", run.name, ...version];
-	await cli(run.line, [...args, "--timeout", String(CLI_TIMEOUT_MS), "-o", dir], CLI_TIMEOUT_MS + 15_000);
+	await cli(run.line, [...args, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir], SCENARIO_TIMEOUT_MS + 15_000);
 	return resultDirs(dir).get(run.name);
 }
 
-/**
- * Runs `runs` (of any line) one CLI each, at most `width` CLIs at a time (their clients wait for slots, so
- * this only bounds the processes alive and starting at once); sets each one's `path`.
- */
-async function pool(runs, width = 4) {
+/** Runs `runs` (of any line) at most `concurrency` at a time; resolves to their result paths in order. */
+async function pool(runs) {
+	const paths = new Array(runs.length);
 	const next = { index: 0 };
 	const worker = async () => {
 		while (next.index < runs.length) {
-			const run = runs[next.index++];
-			run.path = await runOne(run, run.dir);
+			const index = next.index++;
+			paths[index] = await runOne(runs[index], runs[index].dir);
 		}
 	};
-	await Promise.all(Array.from({ length: Math.min(width, runs.length) }, worker));
-}
-
-/** Runs a line's batch in one CLI; sets the `path` of each of `runs` it ran. */
-async function runBatch(line, runs) {
-	const dir = join(out, line.key, "batch");
-	const args = ["client", "--command", line.client, ...line.batch.args, "--timeout", String(CLI_TIMEOUT_MS), "-o", dir];
-	await cli(line, args, CLI_TIMEOUT_MS + 15_000);
-	const found = resultDirs(dir);
-	for (const run of runs) run.path = found.get(run.name);
-}
-
-/**
- * Runs every planned run at once, the slots bounding the clients: each line's batch in one CLI, the rest
- * one CLI each; a run its batch left out (none should be) then runs on its own. Returns how many did.
- */
-async function runAll(plans) {
-	const inBatch = (run) => run.line.batch !== undefined && run.version === run.line.batch.version;
-	const runs = plans.flatMap((planned) => planned.runs);
-	await Promise.all([
-		...plans
-			.map((planned) => planned.runs.filter(inBatch))
-			.filter((batch) => batch.length > 0)
-			.map((batch) => runBatch(batch[0].line, batch)),
-		pool(runs.filter((run) => !inBatch(run))),
-	]);
-	const missed = runs.filter((run) => run.path === undefined);
-	await pool(missed);
-	return missed.length;
+	await Promise.all(Array.from({ length: Math.min(concurrency, runs.length) }, worker));
+	return paths;
 }
 
 const indent = (text) =>
@@ -426,7 +329,6 @@ async function judgeLine(planned) {
 }
 
 const bundled = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-bundle-"));
-const held = { slots: undefined };
 try {
 	const started = Date.now();
 	const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
@@ -434,27 +336,25 @@ try {
 	for (const line of lines) {
 		if (!existsSync(join(ROOT, line.dir, "dist/index.js"))) throw new Error(`${line.dir} is not installed; run npm ci`);
 	}
-	// Listing (with each line's own dist) and bundling at once.
+	// Listing (with each line's own dist) and bundling at once; then both lines' runs in one pool.
 	const [bundles, ...plans] = await Promise.all([bundle(bundled, lines), ...lines.map(plan)]);
-	const socket = join(bundled, "slots.sock");
-	held.slots = await openSlots(socket, concurrency);
-	const env = { NODE_COMPILE_CACHE: join(bundled, "compile-cache"), PI_MCP_CONFORMANCE_SLOTS: socket };
-	for (const { line } of plans) {
-		Object.assign(line, { cli: bundles(`cli-${line.key}`), client: `${process.execPath} ${bundles("gate")}`, env });
+	const cache = join(bundled, "compile-cache");
+	for (const planned of plans) {
+		Object.assign(planned.line, {
+			cli: bundles(`cli-${planned.line.key}`),
+			client: `${process.execPath} ${bundles("client")}`,
+			cache,
+		});
 	}
 	console.log(`bundled and listed in ${seconds(started)}`);
-	const ran = Date.now();
-	const missed = await runAll(plans);
-	const count = plans.reduce((sum, planned) => sum + planned.runs.length, 0);
-	const batches = plans.filter((planned) => planned.line.batch).length;
-	console.log(
-		`${count} scenarios (${batches} batches and one CLI each for the rest), ${concurrency} clients at a time, in ${seconds(ran)}`,
-	);
-	if (missed > 0) console.log(`${missed} scenarios their batch did not run were run on their own`);
+	const runs = plans.flatMap((planned) => planned.runs);
+	const pooled = Date.now();
+	const paths = await pool(runs);
+	console.log(`${runs.length} scenario runs, ${concurrency} at a time, in ${seconds(pooled)}`);
 	const tallies = [];
 	const judged = Date.now();
 	for (const planned of plans) {
-		Object.assign(planned, { paths: planned.runs.map((run) => run.path), solos: new Map() });
+		Object.assign(planned, { paths: planned.runs.map((run) => paths[runs.indexOf(run)]), solos: new Map() });
 		tallies.push(...(await judgeLine(planned)));
 	}
 	const solos = plans.reduce((sum, planned) => sum + planned.solos.size, 0);
@@ -472,7 +372,6 @@ try {
 	console.error(`conformance: ${error instanceof Error ? error.message : String(error)}`);
 	process.exitCode = 2;
 } finally {
-	held.slots?.close();
 	rmSync(bundled, { recursive: true, force: true });
 	if (keep === undefined) rmSync(out, { recursive: true, force: true });
 }
