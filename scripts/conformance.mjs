@@ -13,10 +13,14 @@
 //   - expected        listed in EXPECTED_FAILURES below, with the reason (printed)
 //   ✗ failed          anything else; the script then exits 1
 // The suite's own runner starts every scenario at once, which on two busy cores makes the clients
-// miss their probe and request timeouts (48 at once: 11 failures, 3 min 47 s); scenarios run here
-// `--concurrency` at a time instead (default 8), and a failure is re-run alone once (up to six per
-// line) before it counts. Measured on two cores shared with other work (load 15-40), both lines:
-// 4 at a time 307 s, 8 200 s, 16 192 s, none re-run.
+// miss their probe and request timeouts (48 at once: 11 failures, 3 min 47 s); scenarios run here one
+// CLI each, both lines in one pool, `--concurrency` at a time (default 8), and a failure is re-run
+// alone once (up to six per line) before it counts. The time is CPU (two cores): each run starts a CLI
+// and a client, so both are bundled once per run (see `bundle`): 184 s of CPU for both lines before,
+// about 100 s after, measured on the same busy machine. The suite's batches (`--suite all`,
+// `--requirements`: every scenario in one CLI, clients gated to 8 at once) saved about 15 s of CPU
+// more but ran slower on a busy machine (one process serves every scenario) and starved the batch's
+// first client past its 10 s probe: not used.
 // Prints one line per scenario, a summary per line (and the requirement list's), the time, and last,
 // summed over both lines, exactly:
 //   conformance: N passed, M failed, K expected failures, J not applicable
