@@ -97,7 +97,9 @@ const out = keep ?? mkdtempSync(join(tmpdir(), "pi-mcp-conformance-"));
  * memory store; Pi: the client names its lock directory) stay outside, imported from where they are installed.
  */
 async function bundle(dir, lines) {
-	const { build } = await import("esbuild");
+	const { build } = await import("esbuild").catch((error) => {
+		throw new Error(`esbuild (installed with tsx) cannot be loaded; run npm ci: ${error.message}`);
+	});
 	const outside = ["@napi-rs/keyring", "@earendil-works/pi-coding-agent"];
 	const ownUrls = {
 		name: "own-module-urls",
@@ -106,8 +108,8 @@ async function bundle(dir, lines) {
 				path: import.meta.resolve(args.path),
 				external: true,
 			}));
-			// Only files that use it (ours, and a line's dist) are read here; esbuild loads the rest itself.
-			builder.onLoad({ filter: /(\/(src|scripts)\/.*\.ts|\/dist\/index\.js)$/ }, (args) => {
+			// Ours, the 0.2 dist; any other module that names its own URL keeps it too.
+			builder.onLoad({ filter: /\.(m?js|ts)$/ }, (args) => {
 				const text = readFileSync(args.path, "utf8");
 				if (!text.includes("import.meta.url")) return undefined;
 				const contents = text.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href));
