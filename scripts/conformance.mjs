@@ -98,7 +98,7 @@ const out = keep ?? mkdtempSync(join(tmpdir(), "pi-mcp-conformance-"));
  */
 async function bundle(dir, lines) {
 	const { build } = await import("esbuild").catch((error) => {
-		throw new Error(`esbuild (installed with tsx) cannot be loaded; run npm ci: ${error.message}`);
+		throw new Error(`esbuild (a devDependency) cannot be loaded; run npm ci: ${error.message}`);
 	});
 	const outside = ["@napi-rs/keyring", "@earendil-works/pi-coding-agent"];
 	const ownUrls = {
