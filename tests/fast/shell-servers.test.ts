@@ -181,7 +181,7 @@ describe("calling", () => {
 			path?.startsWith(`${kept}/`) && existsSync(path),
 			`the overflow file named in the output exists: ${big.stdout.slice(-300)}`,
 		);
-		assert.equal((await readFile(path)).length, 120_000);
+		assert.equal((await readFile(path as string)).length, 120_000);
 
 		const images = await run(["call", "--out", kept, "fixture", "images", '{"count":1}']);
 		assert.equal(images.code, 0, images.stderr);
