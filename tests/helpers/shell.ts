@@ -68,7 +68,8 @@ export function startShell(place: ShellPlace, args: readonly string[], options: 
 		transports: options.transports,
 	};
 	const ended = main(args, io, options.signal, mark).finally(() => {
-		sweep(mark);
+		// As the binary does on its way out; over in-memory transports there is no process to find.
+		if (!options.transports) sweep(mark);
 		pipe.end();
 		wrote.emit("end");
 	});
