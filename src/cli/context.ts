@@ -90,6 +90,7 @@ export async function openShellRun(
 		},
 		entry: (entry) => forThisRun(entry, mark, flags, start),
 		words: SHELL_WORDS,
+		transports: io.transports,
 	});
 	const session = await built.open();
 	return {
