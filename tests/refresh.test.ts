@@ -5,6 +5,7 @@
  * lock directory, the SDK client with only the narrow AuthProvider, one `whoami`). A pool of four such
  * processes serves every test (four racing processes prove single flight as well as eight did: the race
  * is between processes, and the commands reach all four at once); only the SIGKILLed holder is extra.
+ * A logout against a refresh in flight (#39) is here too: the same server, keyring and processes.
  * Run under the wrapper:
  *   bash scripts/with-keyring.sh node --import tsx --test tests/refresh.test.ts
  */
@@ -459,6 +460,42 @@ describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 		assert.equal((await readRecord(store, account))?.tokens, undefined, "the dead tokens are dropped");
 		assert.equal(s.login.pending(), 1);
 		assert.deepEqual(await lockFiles(), []);
+	});
+});
+
+describe("logout and a refresh in flight (#39, item 6; was tests/logout.test.ts)", { timeout: 300_000 }, () => {
+	test("logout waits for the refresh holding the lock; afterwards there is no record, and nothing brings it back", async () => {
+		const { config, account } = await signIn("logout-race");
+		await expire(account);
+		// Another process refreshes; its refresh grant is held until the next line.
+		const holder = pool()[0] as Worker;
+		const held = run(holder, "logout-race", { gate: "stdin" });
+		await holder.next("refreshing", undefined, held.from);
+
+		const logout = session().auth.logout(config);
+		// Not a speed check: without the lock, the removal is done well within this time.
+		const early = await Promise.race([
+			logout.then(
+				() => "done",
+				() => "done",
+			),
+			new Promise((resolve) => setTimeout(() => resolve("waiting"), 1000)),
+		]);
+		assert.equal(early, "waiting", "logout waits while a refresh holds the record's lock");
+
+		holder.send("go");
+		const refreshed = await resultOf(held);
+		assert.equal(refreshed.ok, true, `the refresh itself completed: ${refreshed.error}: ${refreshed.message}`);
+		assert.equal(await logout, true, "logout removed the record the refresh wrote");
+		assert.equal(await store.get(account), undefined, "no record after the logout");
+		assert.deepEqual(await lockFiles(), [], "no lock left");
+
+		// The next use asks to sign in again and stores nothing.
+		const again = await session()
+			.auth.prepare(config)
+			.catch((error: unknown) => error);
+		assert.ok(again instanceof AuthorizationRequired, String(again));
+		assert.equal(await store.get(account), undefined);
 	});
 });
 
