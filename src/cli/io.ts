@@ -24,6 +24,8 @@ export type CliIo = Readonly<{
 	cwd: string;
 	/** Where server connections come from; defaults to the real ones (a test hands in the SDK's in-memory pairs). */
 	transports?: Transports;
+	/** The run's mark, put on every server process it starts (`main` sets it; see `sweep`). */
+	mark?: string;
 }>;
 
 /** Where Pi keeps its agent files: `PI_CODING_AGENT_DIR` (with `~`), else `~/.pi/agent`. This is
