@@ -1,5 +1,6 @@
 /**
- * `/mcp` in print mode, through the real Pi 1.6 with the faux model: `/mcp prompt` waits for the model's
+ * `/mcp` in print mode, through the real Pi 1.6 with the faux model: `/mcp status` is plain text on stderr,
+ * `/mcp prompt` waits for the model's
  * answer (print mode ends when the command returns), an unknown server names the closest, and a call the
  * `confirm` setting refuses is said on stderr for the user, not only to the model.
  */
@@ -16,7 +17,7 @@ after(async () => {
 	await Promise.all(sandboxes.map((sandbox) => sandbox.cleanup()));
 });
 
-test("one print run: a refused call is said on stderr too; an unknown server is named with the closest; pi -p '/mcp prompt …' prints the model's answer", async () => {
+test("one print run: /mcp status is plain text on stderr; a refused call is said on stderr too; an unknown server is named with the closest; pi -p '/mcp prompt …' prints the model's answer", async () => {
 	const sandbox = await makeSandbox();
 	sandboxes.push(sandbox);
 	// "confirm" governs the model's calls only: the user's own /mcp prompt is not asked about.
@@ -29,11 +30,14 @@ test("one print run: a refused call is said on stderr too; an unknown server is 
 		sandbox,
 		extensions: [EXTENSION],
 		script: [call, { text: "REFUSAL: {{last}}" }, { text: "MODEL SAW: {{user}}" }],
-		prompt: "delete a note",
-		morePrompts: ["/mcp prompt notse hello", "/mcp prompt notes hello"],
+		prompt: "/mcp status",
+		morePrompts: ["delete a note", "/mcp prompt notse hello", "/mcp prompt notes hello"],
 		timeoutMs: 60_000,
 	});
 	assert.equal(run.code, 0, run.stderr);
+	// Pi keeps stdout for the agent: the status is on stderr, plain (no manager outside the TUI).
+	assert.match(run.stderr, /^MCP servers \(pi-mcp\):\n {2}notes: idle · stdio/m);
+	assert.doesNotMatch(run.stdout, /MCP servers/);
 	assert.match(
 		run.stderr,
 		/pi-mcp: refused the model's call of notes\/delete_note: MCP server "notes" has "confirm": "all", which print mode cannot ask; change "confirm" in \S+mcp\.json to allow it\./,

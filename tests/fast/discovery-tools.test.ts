@@ -47,8 +47,10 @@ function fixtureServer(catalog: boolean): McpServer {
 	server.registerTool("echo", { description: "Echo the text back", inputSchema: z.object({ text: z.string() }) }, async (args) =>
 		text(args.text),
 	);
-	server.registerTool("add", { description: "Add two numbers", inputSchema: z.object({ a: z.number(), b: z.number() }) }, async (args) =>
-		text(String(args.a + args.b)),
+	server.registerTool(
+		"add",
+		{ description: "Add two numbers", inputSchema: z.object({ a: z.number(), b: z.number() }) },
+		async (args) => text(String(args.a + args.b)),
 	);
 	for (const tool of catalog ? CATALOG : []) {
 		if (tool.name === "echo" || tool.name === "add") continue;
@@ -57,7 +59,7 @@ function fixtureServer(catalog: boolean): McpServer {
 			{
 				title: tool.title,
 				description: tool.description,
-				inputSchema: lazySchema(tool.inputSchema ?? { type: "object" }) as never,
+				inputSchema: lazySchema(tool.inputSchema ?? { type: "object" }) as unknown as ReturnType<typeof fromJsonSchema>,
 				annotations: tool.annotations,
 			},
 			async (args: unknown) => text(`${tool.name} ran with ${JSON.stringify(args)}`),
