@@ -1,8 +1,9 @@
 /**
  * The user's own prompts and resources: `/mcp prompt` (the prompt's messages become the user's message and
  * the model answers it), `/mcp attach` (a resource becomes context the model sees on its next turn), their
- * errors, Tab completion through the server's lists and `completion/complete`, and `pi-mcp prompt` and
- * `pi-mcp read`; in a real Pi 1.6 (RPC mode) and from the shell, against a real fixture server.
+ * errors, and `pi-mcp prompt` and `pi-mcp read`; in a real Pi 1.6 (RPC mode) and from the shell, against a real
+ * fixture server. Tab completion through the server's lists and `completion/complete` is in
+ * tests/fast/completion.test.ts (in memory) and tests/user-tui.test.ts (Tab in the real TUI).
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -10,10 +11,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { completeUserCommand } from "../src/manager/conversation.ts";
 import { type JsonEvent, makeSandbox, type PiRpc, type Sandbox, startPiRpc } from "./helpers/pi.ts";
 import { FIXTURES, readWire, startedPids } from "./helpers/servers.ts";
-import { openSession } from "./helpers/session.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
@@ -105,41 +104,6 @@ describe("/mcp prompt and /mcp attach in a real Pi (RPC)", () => {
 		assert.match(answer ?? "", /note beta\n\[MCP resource notes:\/\/pixel\.png from server "notes"\]\[image:image\/png\]/);
 		assert.match(answer ?? "", /\[image:image\/png\]\nwhat do they say\?$/);
 		assert.equal(startedPids(readWire(log)).length > 0, true);
-	});
-});
-
-describe("Tab completion", () => {
-	test("servers' prompts, argument names and values, and resource URIs, from the named server only", async () => {
-		const open = await openSession({
-			notes: { command: process.execPath, args: [USER_SERVER] },
-			broken: { command: "/nonexistent/server" },
-		});
-		try {
-			const { session } = open;
-			const values = async (prefix: string) => (await completeUserCommand(session, prefix))?.map((item) => item.value);
-			assert.deepEqual(await values("prompt notes "), ["prompt notes review", "prompt notes hello"]);
-			assert.deepEqual(await values("prompt notes re"), ["prompt notes review"]);
-			assert.deepEqual(await values("prompt notes review "), ["prompt notes review file=", "prompt notes review focus="]);
-			assert.deepEqual(await values("prompt notes review file=src/"), [
-				"prompt notes review file=src/a.ts",
-				"prompt notes review file=src/b.ts",
-			]);
-			assert.deepEqual(await values('prompt notes review focus="a b" fi'), ['prompt notes review "focus=a b" file=']);
-			assert.deepEqual(await values("attach notes notes://g"), ["attach notes notes://guide"]);
-			assert.equal(await completeUserCommand(session, "prompt notes review"), null, "a whole name gets no menu: Enter runs it");
-			assert.deepEqual(await values("attach notes notes://note/a"), ["attach notes notes://note/alpha"]);
-			assert.equal(await completeUserCommand(session, "prompt nobody "), null);
-			assert.equal(await completeUserCommand(session, "prompt broken "), null, "a failing server offers nothing");
-			assert.deepEqual(
-				session.runtime.status().map((status) => [status.name, status.state]),
-				[
-					["notes", "ready"],
-					["broken", "failed"],
-				],
-			);
-		} finally {
-			await open.close();
-		}
 	});
 });
 
