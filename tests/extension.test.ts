@@ -313,37 +313,6 @@ describe("the /mcp command in a real Pi (one RPC session)", () => {
 	});
 });
 
-describe("project trust", () => {
-	// With --approve, a project server is used: checked in the one run of the model's calls above.
-	test("a project .pi/mcp.json is ignored with --no-approve", async () => {
-		const { sandbox, log } = await loggedSandbox();
-		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { user: fixture(log) } }));
-		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
-		await writeFile(
-			join(sandbox.cwd, ".pi", "mcp.json"),
-			JSON.stringify({ mcpServers: { proj: fixture(log, { description: "from the project" }) } }),
-		);
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			args: ["--no-approve"],
-			prompt: "trust",
-			script: [
-				{ tool: "mcp", args: { action: "status" } },
-				{ tool: "mcp", args: { action: "call", server: "proj", tool: "echo", args: { text: "p" } } },
-				{ text: "done" },
-			],
-			timeoutMs: 60_000,
-		});
-		assert.equal(run.code, 0, run.stderr);
-		const [status, call] = toolResults(run.events);
-		assert.doesNotMatch(status?.text ?? "", /proj/);
-		assert.match(status?.text ?? "", /user: idle/);
-		assert.equal(call?.isError, true);
-		assert.match(call?.text ?? "", /unknown MCP server "proj"/);
-	});
-});
-
 describe("servers registered by other extensions", () => {
 	const REGISTER_EXT = new URL("./fixtures/register-ext.ts", import.meta.url).pathname;
 
@@ -421,14 +390,20 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 	const EVIL_NAME = "evil\u001b[2J\u001b]0;pwned\u0007\u202e";
 	const EVIL_SHOWN = String.raw`evil\u001b[2J\u001b]0;pwned\u0007\u202e`;
 
-	test("status, listings, errors and /mcp show names escaped; odd tool names are callable; listings are bounded", async () => {
-		const sandbox = await sandboxWith({
-			hx: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "300" } },
-			[EVIL_NAME]: { command: process.execPath, args: [HOSTILE] },
-		});
+	// The same Pi runs with --no-approve beside a project .pi/mcp.json: project trust (with --approve, the
+	// project's server is used: checked in the one run of the model's calls above).
+	test("status, listings, errors and /mcp show names escaped; odd tool names are callable; listings are bounded; a project file is ignored with --no-approve", async () => {
+		const sandbox = await sandboxWith(
+			{
+				hx: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "300" } },
+				[EVIL_NAME]: { command: process.execPath, args: [HOSTILE] },
+			},
+			{ proj: fixture(join("/tmp", "unused.log"), { description: "from the project" }) },
+		);
 		const rpc = await startPiRpc({
 			sandbox,
 			extensions: [EXTENSION],
+			args: ["--no-approve"],
 			script: [
 				{ tool: "mcp", args: { action: "status" } },
 				{ tool: "mcp", args: { action: "tools", server: "hx" } },
@@ -440,15 +415,16 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 				{ tool: "mcp", args: { action: "templates", server: "hx" } },
 				{ tool: "mcp", args: { action: "call", server: "nope\u001b[2J\u2066", tool: "x" } },
 				{ tool: "mcp", args: { action: "prompts", server: "hx", limit: 1000 } },
+				{ tool: "mcp", args: { action: "call", server: "proj", tool: "echo", args: { text: "p" } } },
 				{ text: "done" },
 			],
 		});
 		try {
 			const run = await rpc.prompt("use the hostile server", 60_000);
 			const results = toolResults(run.events);
-			assert.equal(results.length, 10, JSON.stringify(results.map((r) => r.text.slice(0, 80))));
+			assert.equal(results.length, 11, JSON.stringify(results.map((r) => r.text.slice(0, 80))));
 			for (const result of results) assert.doesNotMatch(result.text, INVISIBLE, JSON.stringify(result.text.slice(0, 400)));
-			const [status, tools, exact, escaped, escName, resources, prompts, templates, unknown, tooMany] = results;
+			const [status, tools, exact, escaped, escName, resources, prompts, templates, unknown, tooMany, proj] = results;
 			assert.ok(status?.text.includes(`${EVIL_SHOWN}: invalid`), status?.text);
 			assert.ok(status?.text.includes(`error: server "${EVIL_SHOWN}" (`), status?.text);
 			assert.equal(tools?.text.split("\n").length, 6, tools?.text);
@@ -464,11 +440,16 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 			assert.match(unknown?.text ?? "", /unknown MCP server "nope\\u001b\[2J\\u2066"; configured: hx, evil\\u001b\[2J/);
 			assert.equal(tooMany?.isError, true);
 			assert.match(tooMany?.text ?? "", /limit/);
+			// --no-approve: the project's server is not there.
+			assert.doesNotMatch(status?.text ?? "", /proj/);
+			assert.equal(proj?.isError, true);
+			assert.match(proj?.text ?? "", /unknown MCP server "proj"/);
 
 			const statusCommand = await rpc.prompt("/mcp status");
 			const statusText = statusCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
 			assert.doesNotMatch(statusText, INVISIBLE, JSON.stringify(statusText));
 			assert.ok(statusText.includes(`  ${EVIL_SHOWN}: invalid`), statusText);
+			assert.doesNotMatch(statusText, /proj: /);
 			const toolsCommand = await rpc.prompt("/mcp tools hx");
 			const toolsText = toolsCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
 			assert.doesNotMatch(toolsText, INVISIBLE, JSON.stringify(toolsText));
