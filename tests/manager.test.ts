@@ -160,50 +160,6 @@ test("the /mcp manager: servers, actions, Connect then Reconnect, tools with sea
 	await stop(tui, log);
 });
 
-test("the manager signs in (the link; the state turns signed in while open) and out (asks first)", {
-	skip: !HAS_TMUX && "needs tmux",
-}, async (t) => {
-	if (!process.env.DBUS_SESSION_BUS_ADDRESS) {
-		t.skip("needs a Secret Service: run under scripts/with-keyring.sh (npm test does)");
-		return;
-	}
-	type Rs = { mcpUrl: URL; close(): Promise<void> };
-	const rs = (await startProtectedMcp()) as Rs;
-	cleanups.push(() => rs.close());
-	// A unique server name: the keyring record is keyed by name + endpoint, and the keyring may be shared.
-	const name = `tui${process.pid}`;
-	const { tui, log } = await startTui(
-		{ [name]: { url: rs.mcpUrl.href, auth: "oauth" } },
-		{ env: { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS } },
-	);
-	tui.type("/mcp");
-	await tui.waitFor(/^→ mcp/m, "the command menu");
-	tui.keys("Enter");
-	await tui.waitFor(new RegExp(`→ needs sign-in\\s+${name}\\s+http`), "the server needing sign-in in the list");
-	tui.keys("Enter");
-	const server = await tui.waitFor(/credentials: not signed in/, "the credential state");
-	assert.match(server, new RegExp(`${name} {2}needs sign-in · http`));
-	assert.match(server, /Log in/);
-	tui.keys("Down", "Down", "Down", "Enter");
-	const screen = await tui.waitFor(/Open this link in your browser/, "the sign-in link");
-	// The link may wrap at the screen's edge: join the wrapped rows back.
-	const link = /https?:\/\/127\.0\.0\.1:\d+\/\S*auth[\s\S]*?(?=\n\s*\n|\n The link)/.exec(screen)?.[0]?.replace(/\n\s*/g, "");
-	assert.ok(link, screen);
-	const browsed = (await browse(link, { deliver: true })) as { response?: { status: number } };
-	assert.equal(browsed.response?.status, 200);
-	await tui.waitFor(/Credentials: signed in/, "the sign-in completing while the manager is open");
-
-	tui.keys("Escape");
-	await tui.waitFor(new RegExp(`${name} {2}idle · http[\\s\\S]*→ Log in`), "back on the server screen, signed in");
-	tui.keys("Down", "Enter");
-	const confirm = await tui.waitFor(/Sign out of MCP server/, "the question");
-	assert.match(confirm, /→ No, keep the sign-in/);
-	tui.keys("Down", "Enter");
-	await tui.waitFor(new RegExp(`Signed out of "${name}"`), "the sign-out");
-	await tui.waitFor(new RegExp(`${name} {2}needs sign-in[\\s\\S]*credentials: not signed in`), "the state after sign-out");
-	await stop(tui, log);
-});
-
 test("hostile names in the TUI: the call line, the manager's server list and tool list show them escaped", {
 	skip: !HAS_TMUX && "needs tmux",
 }, async () => {
@@ -442,7 +398,10 @@ test("the manager at 80×24: descriptions and invalid entries' problems tell ser
 	await tui.waitFor(typed("/mcp status"), "the typed command without a completion menu");
 	tui.keys("Enter");
 	// Its end: the six servers' status scrolls its head off 24 rows.
-	await tui.waitFor(/beta: idle · stdio — Beta's tickets[\s\S]*Files:\n\s+user: \S+mcp\.json \(loaded\)/, "the status after one Enter");
+	await tui.waitFor(
+		/beta: idle · stdio — Beta's tickets[\s\S]*Files:\n\s+user: \S+mcp\.json \(loaded\)/,
+		"the status after one Enter",
+	);
 	tui.type("/mcp tools fixture");
 	await tui.waitFor(typed("/mcp tools fixture"), "the typed command without a completion menu");
 	tui.keys("Enter");
@@ -450,7 +409,7 @@ test("the manager at 80×24: descriptions and invalid entries' problems tell ser
 	await stop(tui, log);
 });
 
-test("the manager's Set secret: needs secret API_KEY, a masked input, stored in the keyring; the server connects with it", {
+test("with the keyring: the manager signs in (the link; the state turns signed in while open) and out (asks first); Set secret: needs secret API_KEY, a masked input, stored in the keyring; the server connects with it", {
 	skip: !HAS_TMUX && "needs tmux",
 }, async (t) => {
 	if (!process.env.DBUS_SESSION_BUS_ADDRESS) {
@@ -468,12 +427,22 @@ test("the manager's Set secret: needs secret API_KEY, a masked input, stored in 
 	await writeFile(
 		script,
 		JSON.stringify([
+			// A finished sign-in lets the agent continue: that turn comes first.
+			{ text: "AFTER SIGN-IN" },
 			{ tool: "mcp", args: { action: "call", server: name, tool: "check_env", args } },
 			{ text: "CHECKED {{last}}" },
 		]),
 	);
+	type Rs = { mcpUrl: URL; close(): Promise<void> };
+	const rs = (await startProtectedMcp()) as Rs;
+	cleanups.push(() => rs.close());
+	// A unique server name: the keyring record is keyed by name + endpoint, and the keyring may be shared.
+	const login = `tui${process.pid}`;
 	const { tui, log, sandbox } = await startTui(
-		{ [name]: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: "${secret:API_KEY}" } } },
+		{
+			[login]: { url: rs.mcpUrl.href, auth: "oauth" },
+			[name]: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: "${secret:API_KEY}" } },
+		},
 		{ env: { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS, PI_FAUX_SCRIPT: script } },
 	);
 	const snapshot = await loadConfig({ agentDir: sandbox.agentDir, cwd: sandbox.cwd, trusted: false, env: sandbox.env });
@@ -487,6 +456,32 @@ test("the manager's Set secret: needs secret API_KEY, a masked input, stored in 
 	};
 
 	await seen(openManager(tui));
+	// Sign in and out first: the server needing sign-in sorts before the one needing its secret.
+	await tui.waitFor(new RegExp(`→ needs sign-in\\s+${login}\\s+http`), "the server needing sign-in in the list");
+	tui.keys("Enter");
+	const server = await tui.waitFor(/credentials: not signed in/, "the credential state");
+	assert.match(server, new RegExp(`${login} {2}needs sign-in · http`));
+	assert.match(server, /Log in/);
+	tui.keys("Down", "Down", "Down", "Enter");
+	const screen = await tui.waitFor(/Open this link in your browser/, "the sign-in link");
+	// The link may wrap at the screen's edge: join the wrapped rows back.
+	const link = /https?:\/\/127\.0\.0\.1:\d+\/\S*auth[\s\S]*?(?=\n\s*\n|\n The link)/.exec(screen)?.[0]?.replace(/\n\s*/g, "");
+	assert.ok(link, screen);
+	const browsed = (await browse(link, { deliver: true })) as { response?: { status: number } };
+	assert.equal(browsed.response?.status, 200);
+	await tui.waitFor(/Credentials: signed in/, "the sign-in completing while the manager is open");
+
+	tui.keys("Escape");
+	await tui.waitFor(new RegExp(`${login} {2}idle · http[\\s\\S]*→ Log in`), "back on the server screen, signed in");
+	tui.keys("Down", "Enter");
+	const confirm = await tui.waitFor(/Sign out of MCP server/, "the question");
+	assert.match(confirm, /→ No, keep the sign-in/);
+	tui.keys("Down", "Enter");
+	await tui.waitFor(new RegExp(`Signed out of "${login}"`), "the sign-out");
+	await tui.waitFor(new RegExp(`${login} {2}needs sign-in[\\s\\S]*credentials: not signed in`), "the state after sign-out");
+	tui.keys("Escape");
+	await seen(tui.waitFor(new RegExp(`^→ needs sign-in\\s+${login}`, "m"), "the list"));
+	tui.keys("Down");
 	await seen(tui.waitFor(new RegExp(`→ needs secret API_KEY\\s+${name}`), "the server needing its secret"));
 	tui.keys("Enter");
 	await seen(tui.waitFor(/Set secret API_KEY/, "the server's Set secret item"));
