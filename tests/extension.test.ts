@@ -1,5 +1,5 @@
 /**
- * End to end in the real Pi 1.6 CLI (JSON, print and RPC modes; isolated agent dir; PI_OFFLINE=1;
+ * End to end in the real Pi 1.6 CLI (JSON and RPC modes; isolated agent dir; PI_OFFLINE=1;
  * pi-ai's faux model) with the product extension and real fixture servers.
  */
 import assert from "node:assert/strict";

@@ -1,8 +1,8 @@
 /**
- * `/mcp` in print mode, through the real Pi 1.6 with the faux model: `/mcp status` is plain text on stderr,
- * `/mcp prompt` waits for the model's
- * answer (print mode ends when the command returns), an unknown server names the closest, and a call the
- * `confirm` setting refuses is said on stderr for the user, not only to the model.
+ * `/mcp` in print mode, through the real Pi 1.6 with the faux model, in one run of four messages: `/mcp status`
+ * is plain text on stderr, a call the `confirm` setting refuses is said on stderr for the user (not only to the
+ * model), an unknown server names the closest, and `/mcp prompt` waits for the model's answer (print mode ends
+ * when the command returns).
  */
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
