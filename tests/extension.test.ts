@@ -1,14 +1,23 @@
 /**
- * End to end in the real Pi 1.6 CLI (JSON, print and RPC modes; isolated agent dir; PI_OFFLINE=1;
+ * End to end in the real Pi 1.6 CLI (JSON and RPC modes; isolated agent dir; PI_OFFLINE=1;
  * pi-ai's faux model) with the product extension and real fixture servers.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
-import { FAUX_EXT, makeSandbox, PI_CLI, runPiJson, type Sandbox, startPiRpc, toolResults } from "./helpers/pi.ts";
+import { after, before, describe, test } from "node:test";
+import type { FauxStep } from "./fixtures/faux.ts";
+import {
+	type JsonResult,
+	makeSandbox,
+	type PiRpc,
+	type PromptResult,
+	runPiJson,
+	type Sandbox,
+	startPiRpc,
+	toolResults,
+} from "./helpers/pi.ts";
 import { HOSTILE, pidAlive, readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
@@ -52,13 +61,35 @@ function unexpectedStderr(stderr: string): string {
 		.join("\n");
 }
 
-describe("the mcp tool in a real Pi", () => {
-	test("status → tools → describe → call, lazily, with nothing left running after exit", async () => {
+describe("the mcp tool in a real Pi: one run of the model's calls", () => {
+	// One JSON run: the happy path on fx, the errors (unknown server, broken entry, failed setup, an entry nested
+	// 200,000 levels deep), a project server used with --approve, and a 5 MiB result and progress on `out`.
+	const shared = {} as { run: JsonResult; results: ReturnType<typeof toolResults>; log: string; userPath: string };
+	before(async () => {
 		const { sandbox, log } = await loggedSandbox();
-		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fx: fixture(log) } }));
+		const userPath = join(sandbox.agentDir, "mcp.json");
+		// 391 KiB; as text, since JSON.stringify recurses per level.
+		const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+		const entries = {
+			fx: fixture(log),
+			broken: { command: "x", colour: "blue" },
+			missing: { command: join(sandbox.root, "no-such-binary") },
+			// 3 s: the setup and the 5 MiB call must fit on a loaded CI machine; the slow call outlasts it.
+			out: fixture(`${log}.out`, { requestTimeoutMs: 3000 }),
+		};
+		await writeFile(
+			userPath,
+			`${JSON.stringify({ mcpServers: entries }).slice(0, -2)}, "deep": {"command": "x", "args": ${deep}}}}`,
+		);
+		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
+		await writeFile(
+			join(sandbox.cwd, ".pi", "mcp.json"),
+			JSON.stringify({ mcpServers: { proj: fixture(`${log}.proj`, { description: "from the project" }) } }),
+		);
 		const run = await runPiJson({
 			sandbox,
 			extensions: [EXTENSION],
+			args: ["--approve"],
 			prompt: "use the fixture",
 			script: [
 				{ tool: "mcp", args: { action: "status" } },
@@ -67,19 +98,32 @@ describe("the mcp tool in a real Pi", () => {
 				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "hello from pi" } } },
 				{ tool: "mcp", args: { action: "call", server: "fx", tool: "add", args: '{"a": 2, "b": 40}' } },
 				{ tool: "mcp", args: { action: "call", server: "fx", tool: "fail", args: { message: "expected failure" } } },
+				{ tool: "mcp", args: { action: "call", server: "ghost", tool: "x", args: {} } },
+				{ tool: "mcp", args: { action: "call", server: "broken", tool: "x", args: {} } },
+				{ tool: "mcp", args: { action: "call", server: "missing", tool: "x", args: {} } },
+				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "still here" } } },
+				{ tool: "mcp", args: { action: "call", server: "proj", tool: "echo", args: { text: "p" } } },
+				{ tool: "mcp", args: { action: "call", server: "out", tool: "big", args: { bytes: 5 * 1024 * 1024 } } },
+				{ tool: "mcp", args: { action: "call", server: "out", tool: "slow", args: { ms: 6000, steps: 12 } } },
 				{ text: "FINAL {{last}}" },
 			],
-			timeoutMs: 60_000,
+			timeoutMs: 120_000,
 		});
+		Object.assign(shared, { run, results: toolResults(run.events), log, userPath });
+	});
+
+	const named = (i: number) => shared.results[i];
+
+	test("status → tools → describe → call, lazily, with nothing left running after exit", () => {
+		const { run, results, log } = shared;
 		assert.equal(run.code, 0, run.stderr);
-		const results = toolResults(run.events);
-		assert.deepEqual(
-			results.map((r) => r.toolName),
-			["mcp", "mcp", "mcp", "mcp", "mcp", "mcp"],
-		);
+		assert.equal(results.length, 13, JSON.stringify(results.map((r) => r.text.slice(0, 80))));
+		assert.ok(results.every((r) => r.toolName === "mcp"));
 		const [status, tools, describeResult, call, jsonArgs, failure] = results;
 		assert.equal(status?.isError, false);
-		assert.match(status?.text ?? "", /^MCP servers:\nfx: idle · stdio — Fixture server for the tests$/);
+		// Status never connects: every server is idle (or invalid) when the model asks.
+		assert.match(status?.text ?? "", /^MCP servers:\nfx: idle · stdio — Fixture server for the tests\n/);
+		assert.doesNotMatch(status?.text ?? "", /ready|failed/);
 		assert.match(
 			tools?.text ?? "",
 			/^fx: 1 tool matches "echo", best first\necho — Echo the text back\nInstructions from MCP server "fx" \(given once per session; each of its lines starts with "fx│"\):\nfx│ Fixture server for pi-mcp tests\.$/,
@@ -90,59 +134,23 @@ describe("the mcp tool in a real Pi", () => {
 		assert.equal(jsonArgs?.text, "42", "args given as a JSON string work for weaker models");
 		assert.equal(failure?.isError, true, "an MCP isError result is a Pi tool error");
 		assert.equal(failure?.text, "expected failure");
-		assert.match(run.stdout, /FINAL expected failure/);
+		assert.match(run.stdout, /FINAL done after 6000ms/);
 		assert.equal(unexpectedStderr(run.stderr), "", "no extension error or stray output");
 
 		const wire = readWire(log);
 		assert.equal(wire.filter((line) => line.method === "tools/list").length, 1);
-		const pids = startedPids(wire);
-		assert.ok(pids.length >= 1);
+		const pids = [log, `${log}.out`, `${log}.proj`].flatMap((file) => startedPids(readWire(file)));
+		assert.ok(pids.length >= 3);
 		assert.deepEqual(pids.filter(pidAlive), [], "no server process survives Pi's exit");
 		assert.deepEqual(run.leftoverPids, []);
 	});
 
-	test("status never connects, and registration spawns nothing", async () => {
-		const { sandbox, log } = await loggedSandbox();
-		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { fx: fixture(log) } }));
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "status only",
-			script: [{ tool: "mcp", args: { action: "status" } }, { text: "done" }],
-		});
-		assert.equal(run.code, 0, run.stderr);
-		assert.deepEqual(readWire(log), [], "no server process was started");
-	});
-
-	test("errors name the server: unknown server, broken entry, failed setup; other servers keep working", async () => {
-		const { sandbox, log } = await loggedSandbox();
-		await writeFile(
-			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({
-				mcpServers: {
-					fx: fixture(log),
-					broken: { command: "x", colour: "blue" },
-					missing: { command: join(sandbox.root, "no-such-binary") },
-				},
-			}),
-		);
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "errors",
-			script: [
-				{ tool: "mcp", args: { action: "call", server: "ghost", tool: "x", args: {} } },
-				{ tool: "mcp", args: { action: "call", server: "broken", tool: "x", args: {} } },
-				{ tool: "mcp", args: { action: "call", server: "missing", tool: "x", args: {} } },
-				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "still here" } } },
-				{ text: "done" },
-			],
-			timeoutMs: 60_000,
-		});
-		assert.equal(run.code, 0, run.stderr);
-		const [ghost, broken, missing, fx] = toolResults(run.events);
+	test("errors name the server: unknown server, broken entry, failed setup; other servers keep working", () => {
+		const [ghost, broken, missing, fx] = shared.results.slice(6, 10);
 		assert.equal(ghost?.isError, true);
-		assert.match(ghost?.text ?? "", /unknown MCP server "ghost"; configured: fx, broken, missing/);
+		assert.match(ghost?.text ?? "", /unknown MCP server "ghost"; configured: /);
+		for (const name of ["fx", "broken", "missing", "out", "deep", "proj"])
+			assert.match(ghost?.text ?? "", new RegExp(`\\b${name}\\b`));
 		assert.equal(broken?.isError, true);
 		assert.match(broken?.text ?? "", /server "broken" \(.*mcp\.json\): field "colour" is not supported/);
 		assert.equal(missing?.isError, true);
@@ -150,41 +158,29 @@ describe("the mcp tool in a real Pi", () => {
 		assert.match(missing?.text ?? "", /\/mcp reconnect missing/);
 		assert.equal(fx?.text, "[modern] still here");
 	});
-});
 
-describe("a failing server's own words in a real Pi (issue 32, items 7, 8 and 10)", () => {
-	test("the model's error and /mcp status: the cause first, echoed secrets redacted, bidi controls escaped", async () => {
-		const { sandbox } = await loggedSandbox();
-		const echo =
-			"console.error('argv:', process.argv.slice(1).join(' ')); console.error('boom \\u202eevil\\u202c\\u2066x\\u2069'); process.exit(4);";
-		const args = ["-e", echo, "--", "--password", "hunter2hunter2", "--token=ARGVSECRET999", "--author", "jane"];
-		await writeFile(
-			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({ mcpServers: { leaky: { command: process.execPath, args } } }),
-		);
-		const rpc = await startPiRpc({
-			sandbox,
-			extensions: [EXTENSION],
-			script: [{ tool: "mcp", args: { action: "call", server: "leaky", tool: "x", args: {} } }, { text: "done" }],
-		});
-		try {
-			const [call] = toolResults((await rpc.prompt("call it")).events);
-			const status = (await rpc.prompt("/mcp status")).uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.equal(call?.isError, true);
-			assert.match(
-				call?.text ?? "",
-				/^MCP server "leaky" failed to start: the server exited with code 4 before the MCP handshake\.\n/,
-			);
-			for (const text of [call?.text ?? "", status]) {
-				assert.match(text, /--password \[redacted\] --token=\[redacted\] --author jane/);
-				assert.match(text, /boom \\u202eevil\\u202c\\u2066x\\u2069/);
-				assert.equal(/hunter2hunter2|ARGVSECRET999|[\u202a-\u202e\u2066-\u2069]/.test(text), false, text);
-			}
-			assert.match(status, /leaky: failed/);
-		} finally {
-			const closed = await rpc.close();
-			assert.equal(closed.code, 0);
-		}
+	test("an entry nested 200,000 levels deep (issue 32, item 3): Pi starts, status names the entry and field", () => {
+		const why = `server "deep" (${shared.userPath}): field "args" nests deeper than 64 levels; the entry is not used`;
+		assert.ok(named(0)?.text.includes(`deep: invalid\n  error: ${why}`), named(0)?.text);
+	});
+
+	test("a project .pi/mcp.json is used with --approve", () => {
+		assert.match(named(0)?.text ?? "", /proj: idle · stdio — from the project/);
+		assert.equal(named(10)?.isError, false);
+		assert.equal(named(10)?.text, "[modern] p");
+	});
+
+	test("a 5 MiB result reaches the model as ≤ 50 KiB plus an overflow path, gone after exit; progress streams as updates", () => {
+		const [big, slow] = shared.results.slice(11, 13);
+		assert.equal(big?.isError, false);
+		assert.ok(Buffer.byteLength(big?.text ?? "") <= 50 * 1024 + 300, `inline ${Buffer.byteLength(big?.text ?? "")} bytes`);
+		const path = /Full output: (\S+)\]$/.exec(big?.text ?? "")?.[1];
+		assert.ok(path, (big?.text ?? "").slice(-300));
+		assert.equal(existsSync(path), false, "the overflow file is removed when Pi exits");
+		assert.equal(slow?.text, "done after 6000ms", "progress kept the call alive past its 3 s timeout");
+		const updates = shared.run.events.filter((event) => event.type === "tool_execution_update");
+		assert.ok(updates.length >= 3, `saw ${updates.length} tool_execution_update events`);
+		assert.match(JSON.stringify(updates.at(-1)), /\d+% · step \d/);
 	});
 });
 
@@ -232,165 +228,88 @@ describe("a configuration file that cannot be read, in a real Pi", () => {
 	});
 });
 
-describe("a configuration entry nested 200,000 levels deep, in a real Pi (issue 32, item 3)", () => {
-	test("Pi starts, status names the entry and field, and the other server answers", async () => {
+describe("the /mcp command in a real Pi (one RPC session)", () => {
+	const shared = {} as { rpc: PiRpc; log: string };
+	const messages = (answer: PromptResult) => answer.uiRequests.map((request) => String(request.message ?? "")).join("\n");
+	before(async () => {
 		const { sandbox, log } = await loggedSandbox();
-		const userPath = join(sandbox.agentDir, "mcp.json");
-		// 391 KiB; as text, since JSON.stringify recurses per level.
-		const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
-		await writeFile(
-			userPath,
-			`{"mcpServers": {"deep": {"command": "x", "args": ${deep}}, "fx": ${JSON.stringify(fixture(log))}}}`,
-		);
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "status and a call",
-			script: [
-				{ tool: "mcp", args: { action: "status" } },
-				{ tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "still here" } } },
-				{ text: "done" },
-			],
-			timeoutMs: 60_000,
-		});
-		assert.equal(run.code, 0, run.stderr);
-		const [status, fx] = toolResults(run.events);
-		const why = `server "deep" (${userPath}): field "args" nests deeper than 64 levels; the entry is not used`;
-		assert.ok(status?.text.includes(`deep: invalid\n  error: ${why}`), status?.text);
-		assert.equal(fx?.text, "[modern] still here");
-	});
-});
-
-describe("output in a real Pi", () => {
-	test("a 5 MiB result reaches the model as ≤ 50 KiB plus an overflow path, gone after exit; progress streams as updates", async () => {
-		const { sandbox, log } = await loggedSandbox();
+		const echo =
+			"console.error('argv:', process.argv.slice(1).join(' ')); console.error('boom \\u202eevil\\u202c\\u2066x\\u2069'); process.exit(4);";
+		const leakyArgs = ["-e", echo, "--", "--password", "hunter2hunter2", "--token=ARGVSECRET999", "--author", "jane"];
 		await writeFile(
 			join(sandbox.agentDir, "mcp.json"),
-			// 3 s: the setup and the 5 MiB call must fit on a loaded CI machine; the slow call outlasts it.
-			JSON.stringify({ mcpServers: { fx: fixture(log, { requestTimeoutMs: 3000 }) } }),
+			JSON.stringify({
+				mcpServers: {
+					fx: fixture(log, { exposure: "direct" }),
+					bad: { url: "http://example.com/mcp" },
+					leaky: { command: process.execPath, args: leakyArgs },
+				},
+			}),
 		);
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			prompt: "big",
-			script: [
-				{ tool: "mcp", args: { action: "call", server: "fx", tool: "big", args: { bytes: 5 * 1024 * 1024 } } },
-				{ tool: "mcp", args: { action: "call", server: "fx", tool: "slow", args: { ms: 6000, steps: 12 } } },
-				{ text: "done" },
-			],
-			timeoutMs: 90_000,
-		});
-		assert.equal(run.code, 0, run.stderr);
-		const [big, slow] = toolResults(run.events);
-		assert.equal(big?.isError, false);
-		assert.ok(Buffer.byteLength(big?.text ?? "") <= 50 * 1024 + 300, `inline ${Buffer.byteLength(big?.text ?? "")} bytes`);
-		const path = /Full output: (\S+)\]$/.exec(big?.text ?? "")?.[1];
-		assert.ok(path, (big?.text ?? "").slice(-300));
-		assert.equal(existsSync(path), false, "the overflow file is removed when Pi exits");
-		assert.equal(slow?.text, "done after 6000ms", "progress kept the call alive past its 3 s timeout");
-		const updates = run.events.filter((event) => event.type === "tool_execution_update");
-		assert.ok(updates.length >= 3, `saw ${updates.length} tool_execution_update events`);
-		assert.match(JSON.stringify(updates.at(-1)), /\d+% · step \d/);
+		const script: FauxStep[] = [
+			{ tool: "mcp", args: { action: "status" } },
+			{ text: "done" },
+			{ tool: "mcp", args: { action: "call", server: "leaky", tool: "x", args: {} } },
+			{ text: "done" },
+		];
+		shared.rpc = await startPiRpc({ sandbox, extensions: [EXTENSION], script });
+		shared.log = log;
 	});
-});
-
-describe("the /mcp command in a real Pi", () => {
-	test("RPC: /mcp status, /mcp tools, /mcp reconnect; ours replaced the built-in", async () => {
-		const { sandbox, log } = await loggedSandbox();
-		await writeFile(
-			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({ mcpServers: { fx: fixture(log, { exposure: "direct" }), bad: { url: "http://example.com/mcp" } } }),
-		);
-		const rpc = await startPiRpc({ sandbox, extensions: [EXTENSION] });
-		try {
-			const status = await rpc.prompt("/mcp status");
-			assert.equal(status.response.success, true);
-			const statusText = status.uiRequests
-				.map((request) => String(request.message ?? ""))
-				.filter((message) => message.startsWith("MCP servers"))
-				.join("\n");
-			assert.match(statusText, /^MCP servers \(pi-mcp\):/);
-			assert.match(statusText, /fx: idle · stdio — Fixture server for the tests/);
-			assert.match(statusText, /bad: invalid/);
-			assert.match(statusText, /uses http: to a non-loopback host/);
-			assert.match(statusText, /Ignored Pi-only keys.*fx \(exposure\)/);
-			assert.deepEqual(readWire(log), [], "/mcp status never connects");
-			// Without arguments: the manager is for the TUI only; RPC (and print, JSON) keep the plain status.
-			const bare = await rpc.prompt("/mcp");
-			assert.match(String(bare.uiRequests[0]?.message ?? ""), /^MCP servers \(pi-mcp\):\n {2}fx: idle/);
-
-			const tools = await rpc.prompt("/mcp tools fx");
-			const toolsText = tools.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(toolsText, /^fx: 13 tools\n {2}echo — Echo the text back/);
-			assert.doesNotMatch(toolsText, /app-only/);
-
-			const reconnect = await rpc.prompt("/mcp reconnect fx");
-			const reconnectText = reconnect.uiRequests.map((request) => String(request.message ?? "")).join("\n");
-			assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 13 tools/);
-
-			const usage = await rpc.prompt("/mcp frobnicate");
-			assert.match(String(usage.uiRequests[0]?.message ?? ""), /^Usage: \/mcp/);
-		} finally {
-			const closed = await rpc.close();
-			assert.equal(closed.code, 0);
-			assert.equal(unexpectedStderr(closed.stderr), "");
-			assert.match(closed.stderr, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
-		}
-		assert.deepEqual(startedPids(readWire(log)).filter(pidAlive), [], "no server process survives Pi's exit");
+	after(async () => {
+		const closed = await shared.rpc.close();
+		assert.equal(closed.code, 0);
+		assert.equal(unexpectedStderr(closed.stderr), "");
+		assert.match(closed.stderr, /registers command `\/mcp`, so built-in extension `mcp` was not loaded/);
+		assert.deepEqual(startedPids(readWire(shared.log)).filter(pidAlive), [], "no server process survives Pi's exit");
 	});
 
-	test("print mode: /mcp status is plain text (on stderr; Pi keeps stdout for the agent)", async () => {
-		const sandbox = await sandboxWith({ fx: fixture(join("/tmp", "unused.log")) });
-		// Spawned directly: with a piped stdin, Pi's print mode reads stdin into the prompt.
-		const run = spawnSync(
-			process.execPath,
-			[PI_CLI, "-p", "--no-session", "--model", "faux/faux-1", "-e", FAUX_EXT, "-e", EXTENSION, "/mcp status"],
-			{ cwd: sandbox.cwd, env: sandbox.env, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8", timeout: 60_000 },
-		);
-		assert.equal(run.status, 0, run.stderr);
-		assert.match(run.stderr, /^MCP servers \(pi-mcp\):\n {2}fx: idle · stdio/m);
-		assert.equal(run.stdout, "");
+	test("/mcp status and the model's status never connect; bare /mcp is the plain status outside the TUI; ours replaced the built-in", async () => {
+		const { rpc, log } = shared;
+		const status = await rpc.prompt("/mcp status");
+		assert.equal(status.response.success, true);
+		const statusText = status.uiRequests
+			.map((request) => String(request.message ?? ""))
+			.filter((message) => message.startsWith("MCP servers"))
+			.join("\n");
+		assert.match(statusText, /^MCP servers \(pi-mcp\):/);
+		assert.match(statusText, /fx: idle · stdio — Fixture server for the tests/);
+		assert.match(statusText, /bad: invalid/);
+		assert.match(statusText, /uses http: to a non-loopback host/);
+		assert.match(statusText, /Ignored Pi-only keys.*fx \(exposure\)/);
+		const [model] = toolResults((await rpc.prompt("status only")).events);
+		assert.match(model?.text ?? "", /^MCP servers:\nfx: idle/);
+		assert.deepEqual(readWire(log), [], "registration, /mcp status and the model's status start no server");
+		// Without arguments: the manager is for the TUI only; RPC (and print, JSON) keep the plain status.
+		const bare = await rpc.prompt("/mcp");
+		assert.match(String(bare.uiRequests[0]?.message ?? ""), /^MCP servers \(pi-mcp\):\n {2}fx: idle/);
 	});
-});
 
-describe("project trust", () => {
-	const projectRun = async (flag: "--approve" | "--no-approve") => {
-		const { sandbox, log } = await loggedSandbox();
-		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { user: fixture(log) } }));
-		await mkdir(join(sandbox.cwd, ".pi"), { recursive: true });
-		await writeFile(
-			join(sandbox.cwd, ".pi", "mcp.json"),
-			JSON.stringify({ mcpServers: { proj: fixture(log, { description: "from the project" }) } }),
-		);
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION],
-			args: [flag],
-			prompt: "trust",
-			script: [
-				{ tool: "mcp", args: { action: "status" } },
-				{ tool: "mcp", args: { action: "call", server: "proj", tool: "echo", args: { text: "p" } } },
-				{ text: "done" },
-			],
-			timeoutMs: 60_000,
-		});
-		assert.equal(run.code, 0, run.stderr);
-		return toolResults(run.events);
-	};
+	test("/mcp tools, /mcp reconnect, and a usage line for an unknown subcommand", async () => {
+		const { rpc } = shared;
+		const toolsText = messages(await rpc.prompt("/mcp tools fx"));
+		assert.match(toolsText, /^fx: 13 tools\n {2}echo — Echo the text back/);
+		assert.doesNotMatch(toolsText, /app-only/);
+		const reconnectText = messages(await rpc.prompt("/mcp reconnect fx"));
+		assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 13 tools/);
+		const usage = await rpc.prompt("/mcp frobnicate");
+		assert.match(String(usage.uiRequests[0]?.message ?? ""), /^Usage: \/mcp/);
+	});
 
-	test("a project .pi/mcp.json is ignored with --no-approve", async () => {
-		const [status, call] = await projectRun("--no-approve");
-		assert.doesNotMatch(status?.text ?? "", /proj/);
-		assert.match(status?.text ?? "", /user: idle/);
+	test("a failing server's own words (issue 32, items 7, 8 and 10): the cause first, echoed secrets redacted, bidi escaped", async () => {
+		const { rpc } = shared;
+		const [call] = toolResults((await rpc.prompt("call it")).events);
+		const status = messages(await rpc.prompt("/mcp status"));
 		assert.equal(call?.isError, true);
-		assert.match(call?.text ?? "", /unknown MCP server "proj"/);
-	});
-
-	test("a project .pi/mcp.json is used with --approve", async () => {
-		const [status, call] = await projectRun("--approve");
-		assert.match(status?.text ?? "", /proj: idle · stdio — from the project/);
-		assert.equal(call?.isError, false);
-		assert.equal(call?.text, "[modern] p");
+		assert.match(
+			call?.text ?? "",
+			/^MCP server "leaky" failed to start: the server exited with code 4 before the MCP handshake\.\n/,
+		);
+		for (const text of [call?.text ?? "", status]) {
+			assert.match(text, /--password \[redacted\] --token=\[redacted\] --author jane/);
+			assert.match(text, /boom \\u202eevil\\u202c\\u2066x\\u2069/);
+			assert.equal(/hunter2hunter2|ARGVSECRET999|[\u202a-\u202e\u2066-\u2069]/.test(text), false, text);
+		}
+		assert.match(status, /leaky: failed/);
 	});
 });
 
@@ -402,8 +321,10 @@ describe("servers registered by other extensions", () => {
 	async function withRegisteringPi(
 		script: Parameters<typeof startPiRpc>[0]["script"],
 		body: (rpc: Awaited<ReturnType<typeof startPiRpc>>) => Promise<void>,
+		file?: Record<string, unknown>,
 	): Promise<void> {
 		const { sandbox, log } = await loggedSandbox();
+		if (file) await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: file }));
 		const rpc = await startPiRpc({ sandbox, extensions: [EXTENSION, REGISTER_EXT], env: { REGISTER_EXT_LOG: log }, script });
 		try {
 			await body(rpc);
@@ -439,29 +360,26 @@ describe("servers registered by other extensions", () => {
 		});
 	});
 
-	test("a change before first use is what the first call sees (the runtime starts from the current configuration)", async () => {
+	test("a change before first use is what the first call sees (the runtime starts from the current configuration); a file entry of the same name wins", async () => {
 		const script = [
 			{ tool: "mcp", args: { action: "call", server: "late", tool: "echo", args: { text: "first use" } } },
 			{ text: "DONE {{last}}" },
 		];
-		await withRegisteringPi(script, async (rpc) => {
-			await rpc.prompt("/register-late");
-			const run = await rpc.prompt("call the late server");
-			assert.match(JSON.stringify(run.events), /DONE \[modern\] first use/);
-		});
-	});
-
-	test("a file entry of the same name wins over a registered server", async () => {
-		const sandbox = await sandboxWith({ registered: fixture(join("/tmp", "unused.log"), { description: "from the file" }) });
-		const run = await runPiJson({
-			sandbox,
-			extensions: [EXTENSION, REGISTER_EXT],
-			prompt: "status",
-			script: [{ tool: "mcp", args: { action: "status" } }, { text: "done" }],
-		});
-		assert.equal(run.code, 0, run.stderr);
-		assert.match(toolResults(run.events)[0]?.text ?? "", /registered: idle · stdio — from the file/);
-		assert.doesNotMatch(run.stderr, /Extension error/);
+		const file = { registered: fixture(join("/tmp", "unused.log"), { description: "from the file" }) };
+		await withRegisteringPi(
+			script,
+			async (rpc) => {
+				const status = await rpc.prompt("/mcp status");
+				assert.match(
+					status.uiRequests.map((request) => String(request.message ?? "")).join("\n"),
+					/registered: idle · stdio — from the file/,
+				);
+				await rpc.prompt("/register-late");
+				const run = await rpc.prompt("call the late server");
+				assert.match(JSON.stringify(run.events), /DONE \[modern\] first use/);
+			},
+			file,
+		);
 	});
 });
 
@@ -472,14 +390,20 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 	const EVIL_NAME = "evil\u001b[2J\u001b]0;pwned\u0007\u202e";
 	const EVIL_SHOWN = String.raw`evil\u001b[2J\u001b]0;pwned\u0007\u202e`;
 
-	test("status, listings, errors and /mcp show names escaped; odd tool names are callable; listings are bounded", async () => {
-		const sandbox = await sandboxWith({
-			hx: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "300" } },
-			[EVIL_NAME]: { command: process.execPath, args: [HOSTILE] },
-		});
+	// The same Pi runs with --no-approve beside a project .pi/mcp.json: project trust (with --approve, the
+	// project's server is used: checked in the one run of the model's calls above).
+	test("status, listings, errors and /mcp show names escaped; odd tool names are callable; listings are bounded; a project file is ignored with --no-approve", async () => {
+		const sandbox = await sandboxWith(
+			{
+				hx: { command: process.execPath, args: [HOSTILE], env: { HOSTILE_COUNT: "300" } },
+				[EVIL_NAME]: { command: process.execPath, args: [HOSTILE] },
+			},
+			{ proj: fixture(join("/tmp", "unused.log"), { description: "from the project" }) },
+		);
 		const rpc = await startPiRpc({
 			sandbox,
 			extensions: [EXTENSION],
+			args: ["--no-approve"],
 			script: [
 				{ tool: "mcp", args: { action: "status" } },
 				{ tool: "mcp", args: { action: "tools", server: "hx" } },
@@ -491,15 +415,16 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 				{ tool: "mcp", args: { action: "templates", server: "hx" } },
 				{ tool: "mcp", args: { action: "call", server: "nope\u001b[2J\u2066", tool: "x" } },
 				{ tool: "mcp", args: { action: "prompts", server: "hx", limit: 1000 } },
+				{ tool: "mcp", args: { action: "call", server: "proj", tool: "echo", args: { text: "p" } } },
 				{ text: "done" },
 			],
 		});
 		try {
 			const run = await rpc.prompt("use the hostile server", 60_000);
 			const results = toolResults(run.events);
-			assert.equal(results.length, 10, JSON.stringify(results.map((r) => r.text.slice(0, 80))));
+			assert.equal(results.length, 11, JSON.stringify(results.map((r) => r.text.slice(0, 80))));
 			for (const result of results) assert.doesNotMatch(result.text, INVISIBLE, JSON.stringify(result.text.slice(0, 400)));
-			const [status, tools, exact, escaped, escName, resources, prompts, templates, unknown, tooMany] = results;
+			const [status, tools, exact, escaped, escName, resources, prompts, templates, unknown, tooMany, proj] = results;
 			assert.ok(status?.text.includes(`${EVIL_SHOWN}: invalid`), status?.text);
 			assert.ok(status?.text.includes(`error: server "${EVIL_SHOWN}" (`), status?.text);
 			assert.equal(tools?.text.split("\n").length, 6, tools?.text);
@@ -515,11 +440,16 @@ describe("hostile names in a real Pi (issue #13, items 2 and 3)", () => {
 			assert.match(unknown?.text ?? "", /unknown MCP server "nope\\u001b\[2J\\u2066"; configured: hx, evil\\u001b\[2J/);
 			assert.equal(tooMany?.isError, true);
 			assert.match(tooMany?.text ?? "", /limit/);
+			// --no-approve: the project's server is not there.
+			assert.doesNotMatch(status?.text ?? "", /proj/);
+			assert.equal(proj?.isError, true);
+			assert.match(proj?.text ?? "", /unknown MCP server "proj"/);
 
 			const statusCommand = await rpc.prompt("/mcp status");
 			const statusText = statusCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
 			assert.doesNotMatch(statusText, INVISIBLE, JSON.stringify(statusText));
 			assert.ok(statusText.includes(`  ${EVIL_SHOWN}: invalid`), statusText);
+			assert.doesNotMatch(statusText, /proj: /);
 			const toolsCommand = await rpc.prompt("/mcp tools hx");
 			const toolsText = toolsCommand.uiRequests.map((request) => String(request.message ?? "")).join("\n");
 			assert.doesNotMatch(toolsText, INVISIBLE, JSON.stringify(toolsText));

@@ -6,8 +6,11 @@ import assert from "node:assert/strict";
 import { readdirSync, readlinkSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import {
+	assistantMessages,
+	contentText,
 	descendantPids,
 	finalText,
+	isRecord,
 	makeSandbox,
 	PROBE_EXT,
 	pidAlive,
@@ -32,32 +35,14 @@ describe("headless Pi harness (probe extension)", () => {
 		await state.sandbox?.cleanup();
 	});
 
-	it("JSON mode: scripted tool call, tool result, final text with {{last}}", async () => {
-		const run = await runPiJson({
-			sandbox: sandbox(),
-			extensions: [PROBE_EXT],
-			script: [{ tool: "probe_echo", args: { text: "hi" } }, { text: "FINAL {{last}}" }],
-			prompt: "go",
-		});
-		assert.equal(run.code, 0, run.stderr);
-		assert.deepEqual(run.junk, []);
-		assert.equal(run.events[0]?.type, "session");
-		assert.equal(run.events.at(-1)?.type, "agent_settled");
-		const tools = toolResults(run.events);
-		assert.equal(tools.length, 1);
-		assert.equal(tools[0]?.toolName, "probe_echo");
-		assert.deepEqual(tools[0]?.args, { text: "hi" });
-		assert.equal(tools[0]?.isError, false);
-		assert.equal(tools[0]?.text, "echo: hi");
-		assert.equal(finalText(run.events), "FINAL echo: hi");
-		assert.deepEqual(run.leftoverPids, []);
-	});
-
-	it("JSON mode: parallel tool calls, unknown tool is an error, script exhaustion", async () => {
+	it("JSON mode: a tool call and its result, parallel calls, an unknown tool is an error, {{last}}, two prompts, script exhaustion", async () => {
+		// One run of two prompts: the second finds the script used up.
 		const run = await runPiJson({
 			sandbox: sandbox(),
 			extensions: [PROBE_EXT],
 			script: [
+				{ tool: "probe_echo", args: { text: "hi" } },
+				{ text: "FINAL {{last}}" },
 				{
 					tools: [
 						{ tool: "probe_echo", args: { text: "a" } },
@@ -68,23 +53,31 @@ describe("headless Pi harness (probe extension)", () => {
 				{ text: "saw {{last}}" },
 			],
 			prompt: "go",
+			morePrompts: ["again", "and again"],
 		});
 		assert.equal(run.code, 0, run.stderr);
+		assert.deepEqual(run.junk, []);
+		assert.equal(run.events[0]?.type, "session");
+		assert.equal(run.events.at(-1)?.type, "agent_settled");
 		const tools = toolResults(run.events);
+		assert.equal(tools[0]?.toolName, "probe_echo");
+		assert.deepEqual(tools[0]?.args, { text: "hi" });
 		assert.deepEqual(
 			tools.map((t) => [t.toolName, t.isError, t.text]),
 			[
+				["probe_echo", false, "echo: hi"],
 				["probe_echo", false, "echo: a"],
 				["probe_echo", false, "echo: b"],
-				["no_such_tool", true, tools[2]?.text ?? ""],
+				["no_such_tool", true, tools[3]?.text ?? ""],
 			],
 		);
-		assert.match(tools[2]?.text ?? "", /no_such_tool/);
-		assert.equal(finalText(run.events), `saw ${tools[2]?.text}`);
-
-		const exhausted = await runPiJson({ sandbox: sandbox(), extensions: [PROBE_EXT], script: [], prompt: "go" });
-		assert.equal(exhausted.code, 0, exhausted.stderr);
-		assert.equal(finalText(exhausted.events), "faux script exhausted");
+		assert.match(tools[3]?.text ?? "", /no_such_tool/);
+		const finals = assistantMessages(run.events)
+			.map((message) => (isRecord(message) ? contentText(message.content) : ""))
+			.filter((text) => text !== "");
+		assert.deepEqual(finals, ["FINAL echo: hi", `saw ${tools[3]?.text}`, "faux script exhausted"]);
+		assert.equal(finalText(run.events), "faux script exhausted");
+		assert.deepEqual(run.leftoverPids, []);
 	});
 
 	it("print mode prints the final text", async () => {

@@ -1,19 +1,18 @@
 /**
  * The user's own prompts and resources: `/mcp prompt` (the prompt's messages become the user's message and
  * the model answers it), `/mcp attach` (a resource becomes context the model sees on its next turn), their
- * errors, Tab completion through the server's lists and `completion/complete`, and `pi-mcp prompt` and
- * `pi-mcp read`; in a real Pi 1.6 (RPC mode) and from the shell, against a real fixture server.
+ * errors, and `pi-mcp prompt` and `pi-mcp read`; in a real Pi 1.6 (RPC mode) and from the shell, against a real
+ * fixture server. Tab completion through the server's lists and `completion/complete` is in
+ * tests/fast/completion.test.ts (in memory) and tests/user-tui.test.ts (Tab in the real TUI).
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
-import { completeUserCommand } from "../src/manager/conversation.ts";
-import { type JsonEvent, makeSandbox, type Sandbox, startPiRpc } from "./helpers/pi.ts";
+import { after, before, describe, test } from "node:test";
+import { type JsonEvent, makeSandbox, type PiRpc, type Sandbox, startPiRpc } from "./helpers/pi.ts";
 import { FIXTURES, readWire, startedPids } from "./helpers/servers.ts";
-import { openSession } from "./helpers/session.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
@@ -48,104 +47,63 @@ const finals = (records: readonly JsonEvent[]) =>
 	});
 
 describe("/mcp prompt and /mcp attach in a real Pi (RPC)", () => {
-	test("a prompt's messages are the user's message the model answers; a missing argument is named", async () => {
+	// One Pi for both: the prompt's run, then attachments for the next turn (each check reads only what came after it).
+	const shared = {} as { pi: PiRpc; log: string };
+	before(async () => {
 		const { sandbox, log } = await sandboxWithNotes();
-		const pi = await startPiRpc({
-			sandbox,
-			extensions: [EXTENSION],
-			script: [{ text: "MODEL SAW: {{user}}" }],
-			timeoutMs: 60_000,
-		});
-		try {
-			assert.equal(readWire(log).length, 0, "nothing connects at start-up");
-			const missing = await pi.prompt("/mcp prompt notes review focus=style");
-			assert.equal((missing.response.data as { disposition?: string } | undefined)?.disposition, "handled");
-			assert.ok(
-				notices(missing.uiRequests).some((text) =>
-					text.includes('prompt "review" of MCP server "notes" needs the argument "file": give file=<value>'),
-				),
-				notices(missing.uiRequests).join("\n"),
-			);
-			const settled = pi.until("the prompt's run", (record) => (record.type === "agent_settled" ? record : undefined));
-			await pi.prompt('/mcp prompt notes review file=src/a.ts focus="error handling"');
-			await settled;
-			const [answer] = finals(pi.records);
-			assert.match(answer ?? "", /MODEL SAW: .*Please review src\/a\.ts for error handling\.\ncontents of src\/a\.ts/s);
-			assert.equal(existsSync(`${log}.other`), false, "only the named server connects");
-		} finally {
-			await pi.close();
-		}
+		const script = [{ text: "MODEL SAW: {{user}}" }, { text: "MODEL SAW: {{user}}" }];
+		shared.pi = await startPiRpc({ sandbox, extensions: [EXTENSION], script, timeoutMs: 60_000 });
+		shared.log = log;
+	});
+	after(async () => {
+		await shared.pi?.close();
+	});
+
+	test("a prompt's messages are the user's message the model answers; a missing argument is named", async () => {
+		const { pi, log } = shared;
+		assert.equal(readWire(log).length, 0, "nothing connects at start-up");
+		const missing = await pi.prompt("/mcp prompt notes review focus=style");
+		assert.equal((missing.response.data as { disposition?: string } | undefined)?.disposition, "handled");
+		assert.ok(
+			notices(missing.uiRequests).some((text) =>
+				text.includes('prompt "review" of MCP server "notes" needs the argument "file": give file=<value>'),
+			),
+			notices(missing.uiRequests).join("\n"),
+		);
+		assert.equal(finals(pi.records).length, 0, "a missing argument starts no turn");
+		const settled = pi.until("the prompt's run", (record) => (record.type === "agent_settled" ? record : undefined));
+		await pi.prompt('/mcp prompt notes review file=src/a.ts focus="error handling"');
+		await settled;
+		const [answer] = finals(pi.records);
+		assert.match(answer ?? "", /MODEL SAW: .*Please review src\/a\.ts for error handling\.\ncontents of src\/a\.ts/s);
+		assert.equal(existsSync(`${log}.other`), false, "only the named server connects");
 	});
 
 	test("an attached resource is context the model sees on its next turn; long text is cut to a file, images stay", async () => {
-		const { sandbox, log } = await sandboxWithNotes();
-		const pi = await startPiRpc({
-			sandbox,
-			extensions: [EXTENSION],
-			script: [{ text: "MODEL SAW: {{user}}" }],
-			timeoutMs: 60_000,
-		});
-		try {
-			const attached = await pi.prompt("/mcp attach notes notes://guide");
-			assert.ok(
-				notices(attached.uiRequests).some((text) =>
-					/^Attached notes:\/\/guide \(.*\); the model sees it on its next turn\.$/.test(text),
-				),
-				notices(attached.uiRequests).join("\n"),
-			);
-			const big = await pi.prompt("/mcp attach notes notes://big");
-			const saved = /the rest is in (\S+)\)/.exec(notices(big.uiRequests).join("\n"))?.[1];
-			assert.ok(saved && readFileSync(saved, "utf8").length === 17 * 4000, notices(big.uiRequests).join("\n"));
-			await pi.prompt("/mcp attach notes notes://note/beta");
-			await pi.prompt("/mcp attach notes notes://pixel.png");
-			const wrong = await pi.prompt("/mcp attach notes notes://nothing");
-			assert.ok(notices(wrong.uiRequests).some((text) => /notes:\/\/nothing/.test(text)));
-			assert.equal(finals(pi.records).length, 0, "attaching starts no turn");
-			await pi.prompt("what do they say?");
-			const [answer] = finals(pi.records);
-			assert.match(answer ?? "", /\[MCP resource notes:\/\/guide from server "notes"\]\nGUIDE-TEXT: be kind to fixtures/);
-			assert.match(answer ?? "", /\[Output truncated: .*Full output: /);
-			assert.match(answer ?? "", /note beta\n\[MCP resource notes:\/\/pixel\.png from server "notes"\]\[image:image\/png\]/);
-			assert.match(answer ?? "", /\[image:image\/png\]\nwhat do they say\?$/);
-			assert.equal(startedPids(readWire(log)).length > 0, true);
-		} finally {
-			await pi.close();
-		}
-	});
-});
-
-describe("Tab completion", () => {
-	test("servers' prompts, argument names and values, and resource URIs, from the named server only", async () => {
-		const open = await openSession({
-			notes: { command: process.execPath, args: [USER_SERVER] },
-			broken: { command: "/nonexistent/server" },
-		});
-		try {
-			const { session } = open;
-			const values = async (prefix: string) => (await completeUserCommand(session, prefix))?.map((item) => item.value);
-			assert.deepEqual(await values("prompt notes "), ["prompt notes review", "prompt notes hello"]);
-			assert.deepEqual(await values("prompt notes re"), ["prompt notes review"]);
-			assert.deepEqual(await values("prompt notes review "), ["prompt notes review file=", "prompt notes review focus="]);
-			assert.deepEqual(await values("prompt notes review file=src/"), [
-				"prompt notes review file=src/a.ts",
-				"prompt notes review file=src/b.ts",
-			]);
-			assert.deepEqual(await values('prompt notes review focus="a b" fi'), ['prompt notes review "focus=a b" file=']);
-			assert.deepEqual(await values("attach notes notes://g"), ["attach notes notes://guide"]);
-			assert.equal(await completeUserCommand(session, "prompt notes review"), null, "a whole name gets no menu: Enter runs it");
-			assert.deepEqual(await values("attach notes notes://note/a"), ["attach notes notes://note/alpha"]);
-			assert.equal(await completeUserCommand(session, "prompt nobody "), null);
-			assert.equal(await completeUserCommand(session, "prompt broken "), null, "a failing server offers nothing");
-			assert.deepEqual(
-				session.runtime.status().map((status) => [status.name, status.state]),
-				[
-					["notes", "ready"],
-					["broken", "failed"],
-				],
-			);
-		} finally {
-			await open.close();
-		}
+		const { pi, log } = shared;
+		const earlier = finals(pi.records).length;
+		const attached = await pi.prompt("/mcp attach notes notes://guide");
+		assert.ok(
+			notices(attached.uiRequests).some((text) =>
+				/^Attached notes:\/\/guide \(.*\); the model sees it on its next turn\.$/.test(text),
+			),
+			notices(attached.uiRequests).join("\n"),
+		);
+		const big = await pi.prompt("/mcp attach notes notes://big");
+		const saved = /the rest is in (\S+)\)/.exec(notices(big.uiRequests).join("\n"))?.[1];
+		assert.ok(saved && readFileSync(saved, "utf8").length === 17 * 4000, notices(big.uiRequests).join("\n"));
+		await pi.prompt("/mcp attach notes notes://note/beta");
+		await pi.prompt("/mcp attach notes notes://pixel.png");
+		const wrong = await pi.prompt("/mcp attach notes notes://nothing");
+		assert.ok(notices(wrong.uiRequests).some((text) => /notes:\/\/nothing/.test(text)));
+		assert.equal(finals(pi.records).length, earlier, "attaching starts no turn");
+		await pi.prompt("what do they say?");
+		const answer = finals(pi.records).slice(earlier)[0];
+		assert.match(answer ?? "", /\[MCP resource notes:\/\/guide from server "notes"\]\nGUIDE-TEXT: be kind to fixtures/);
+		assert.match(answer ?? "", /\[Output truncated: .*Full output: /);
+		assert.match(answer ?? "", /note beta\n\[MCP resource notes:\/\/pixel\.png from server "notes"\]\[image:image\/png\]/);
+		assert.match(answer ?? "", /\[image:image\/png\]\nwhat do they say\?$/);
+		assert.equal(startedPids(readWire(log)).length > 0, true);
 	});
 });
 

@@ -27,6 +27,8 @@ export interface RunOptions {
 	readonly extensions: readonly string[];
 	readonly script: readonly FauxStep[];
 	readonly prompt: string;
+	/** Further messages after `prompt`, each its own turn in order (print and JSON modes run them one by one). */
+	readonly morePrompts?: readonly string[];
 	/** Extra CLI args, placed before the `-e` list (e.g. `--approve`, `--no-approve`, `-ne`, `--no-mcp`). */
 	readonly args?: readonly string[];
 	/** Extra env on top of `sandbox.env`. */
@@ -49,7 +51,7 @@ export interface JsonResult extends PrintResult {
 
 async function runOnce(mode: readonly string[], opts: RunOptions): Promise<PrintResult> {
 	const scriptFile = await writeScript(opts.sandbox, opts.script);
-	const argv = [...piArgs(mode, opts), opts.prompt];
+	const argv = [...piArgs(mode, opts), opts.prompt, ...(opts.morePrompts ?? [])];
 	const started = performance.now();
 	const pi = spawnPi(argv, opts.sandbox, { ...opts.env, PI_FAUX_SCRIPT: scriptFile });
 	pi.child.stdin?.end();
