@@ -9,8 +9,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { pimcp } from "./helpers/in-process.ts";
+import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 
 const RUG = join(FIXTURES, "rug.mjs");
