@@ -50,6 +50,8 @@ async function rugSandbox(extra: Record<string, unknown> = {}) {
 		command: process.execPath,
 		args: [RUG, "--token=${RUG_TOKEN}"],
 		env: { RUG_DEFS: defs, RUG_NEXT: next, RUG_CALLS: calls, RUG_INSTRUCTIONS: "Use read for notes." },
+		// rug.mjs serves the legacy era only: in "auto" each connection would start a probe sibling for nothing.
+		protocolVersion: "legacy",
 		...extra,
 	};
 	await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { rug: entry } }));
@@ -61,7 +63,8 @@ async function rugSandbox(extra: Record<string, unknown> = {}) {
 /** `pi-mcp <args>` in this process (the binary's own start is proven in tests/cli*.test.ts). */
 const cli = (sandbox: Sandbox, args: readonly string[]) => pimcp(sandbox, args);
 
-describe("pins with a real server", () => {
+// Each test has a sandbox, server and pins file of its own: they run side by side.
+describe("pins with a real server", { concurrency: true }, () => {
 	test("first use pins (file 0600, no secret); a changed, new or unknown-key tool is withheld and refused before sending", async () => {
 		const rug = await rugSandbox();
 		const listed = await cli(rug.sandbox, ["tools", "rug"]);
