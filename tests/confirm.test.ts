@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pimcp } from "./helpers/in-process.ts";
+import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, type PiRpc, runPiPrint, type Sandbox, startPiRpc, toolResults, type UiRequest } from "./helpers/pi.ts";
 import { FIXTURES, pidAlive, readWire, startedPids } from "./helpers/servers.ts";
 
@@ -240,7 +240,7 @@ describe("confirm with nobody to ask, and from the shell", () => {
 
 	test("pi-mcp call is the user's own act: it asks nothing and runs", async () => {
 		const { sandbox, log } = await sandboxWith(["delete_*"]);
-		const run = await pimcp(sandbox, ["call", "notes", "delete_note", '{"id":"n9"}']);
+		const run = await shell(sandbox, ["call", "notes", "delete_note", '{"id":"n9"}']);
 		assert.equal(run.code, 0, run.stderr);
 		assert.match(run.stdout, /delete_note ran with \{"id":"n9"\}/);
 		assert.deepEqual(ran(log), ["delete_note"]);

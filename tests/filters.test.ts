@@ -12,7 +12,7 @@ import { after, describe, test } from "node:test";
 import { runAction } from "../src/catalog/actions.ts";
 import type { Params } from "../src/catalog/requests.ts";
 import { modelStatus, userStatus } from "../src/catalog/status.ts";
-import { pimcp } from "./helpers/in-process.ts";
+import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER } from "./helpers/servers.ts";
 import { openSession, type TestSession } from "./helpers/session.ts";
@@ -199,7 +199,7 @@ describe("in a real Pi: the model sees hints and instructions, and a hidden tool
 });
 
 /** `pi-mcp <args>` in this process (the binary's own start is proven in tests/cli*.test.ts). */
-const cli = (sandbox: Sandbox, args: readonly string[]) => pimcp(sandbox, args);
+const cli = (sandbox: Sandbox, args: readonly string[]) => shell(sandbox, args);
 
 describe("pi-mcp: disable/enable <server> <tool>, tools, search, describe, call, get, doctor", () => {
 	test("turning a tool off and on edits excludeTools only; the commands see the same list", async () => {

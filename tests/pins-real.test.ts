@@ -9,7 +9,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { pimcp } from "./helpers/in-process.ts";
+import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 
@@ -61,7 +61,7 @@ async function rugSandbox(extra: Record<string, unknown> = {}) {
 }
 
 /** `pi-mcp <args>` in this process (the binary's own start is proven in tests/cli*.test.ts). */
-const cli = (sandbox: Sandbox, args: readonly string[]) => pimcp(sandbox, args);
+const cli = (sandbox: Sandbox, args: readonly string[]) => shell(sandbox, args);
 
 // Each test has a sandbox, server and pins file of its own: they run side by side.
 describe("pins with a real server", { concurrency: true }, () => {

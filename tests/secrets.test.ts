@@ -21,7 +21,7 @@ import { SecretRequired } from "../src/errors.ts";
 import { createLoginService } from "../src/login/receiver.ts";
 import { createRuntime } from "../src/runtime.ts";
 import type { ServerConfig } from "../src/schema.ts";
-import { pimcp } from "./helpers/in-process.ts";
+import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 
@@ -50,7 +50,7 @@ async function sandboxWith(servers: Record<string, unknown>): Promise<Sandbox> {
 type Run = Readonly<{ code: number | null; stdout: string; stderr: string }>;
 
 /** `pi-mcp <args>` in this process, `input` piped to its stdin (the keyring is this process's bus). */
-const cli = (sandbox: Sandbox, args: readonly string[], input = ""): Promise<Run> => pimcp(sandbox, args, { stdin: input });
+const cli = (sandbox: Sandbox, args: readonly string[], input = ""): Promise<Run> => shell(sandbox, args, { stdin: input });
 
 /** Runs `main()` of each [args, stdin] in turn and prints their results as one JSON line (see withoutBus). */
 const RUN_EACH = `

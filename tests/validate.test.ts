@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { outputChecks } from "../src/runtime/validate.ts";
-import { pimcp } from "./helpers/in-process.ts";
+import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES, readWire } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";
@@ -133,7 +133,7 @@ describe("output schemas that are costly to check", () => {
 
 	test("pi-mcp call --timeout 2 ends with the error (exit 1)", async () => {
 		const sandbox = await sandboxWithCostly();
-		const run = await pimcp(sandbox, ["call", "--timeout", "2", "costly", "backtrack", "{}"]);
+		const run = await shell(sandbox, ["call", "--timeout", "2", "costly", "backtrack", "{}"]);
 		assert.equal(run.code, 1, run.stderr);
 		assert.match(run.stderr, LATE);
 	});

@@ -8,14 +8,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { withDirs } from "../helpers/config.ts";
-import { pimcp } from "../helpers/in-process.ts";
+import { shell } from "../helpers/in-process.ts";
 
 test("import carries Codex enabled_tools/disabled_tools and Gemini includeTools/excludeTools over", async () => {
 	await withDirs(async (dirs) => {
 		const place = { env: { PI_CODING_AGENT_DIR: dirs.agentDir, HOME: dirs.home }, cwd: dirs.cwd, root: dirs.home };
 		const codex = join(dirs.home, "codex.toml");
 		await writeFile(codex, '[mcp_servers.cx]\ncommand = "x"\nenabled_tools = ["read_*"]\ndisabled_tools = ["read_secret"]\n');
-		const fromCodex = await pimcp(place, ["import", "codex", codex]);
+		const fromCodex = await shell(place, ["import", "codex", codex]);
 		assert.equal(fromCodex.code, 0, fromCodex.stderr);
 		const gemini = join(dirs.home, "settings.json");
 		const servers = {
@@ -24,7 +24,7 @@ test("import carries Codex enabled_tools/disabled_tools and Gemini includeTools/
 			old: { url: "https://example.com/sse" },
 		};
 		await writeFile(gemini, JSON.stringify({ mcpServers: servers }));
-		const fromGemini = await pimcp(place, ["import", "gemini", gemini]);
+		const fromGemini = await shell(place, ["import", "gemini", gemini]);
 		assert.match(fromGemini.stderr, /skipped "old": it uses the legacy SSE transport/);
 		assert.match(fromGemini.stderr, /not imported: "trust"/);
 		const written = JSON.parse(await readFile(join(dirs.agentDir, "mcp.json"), "utf8")).mcpServers;

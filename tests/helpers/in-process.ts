@@ -3,6 +3,7 @@
  * it writes, as `bin/pi-mcp.mjs` runs it but without a Node process and jiti's load per command (about a
  * second of CPU each). The servers it starts are real processes, swept after each command by the run's
  * mark as the binary does. What proves the binary itself spawns `bin/pi-mcp.mjs` (tests/cli*.test.ts).
+ * (The same call shape as `shell()` of a fuller in-process runner: one can replace the other.)
  */
 import { randomUUID } from "node:crypto";
 import { Readable } from "node:stream";
@@ -14,7 +15,7 @@ export type ShellPlace = Readonly<{ env: Readonly<Record<string, string>>; cwd: 
 export type ShellResult = Readonly<{ code: number; stdout: string; stderr: string }>;
 
 /** Runs `pi-mcp <args>` in process; stdin is a pipe holding `stdin` (empty by default) that then ends. */
-export async function pimcp(
+export async function shell(
 	place: ShellPlace,
 	args: readonly string[],
 	options: Readonly<{ stdin?: string; env?: Readonly<Record<string, string>> }> = {},
