@@ -14,6 +14,7 @@ import type { Params } from "../src/catalog/requests.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { SessionOwner } from "../src/session.ts";
+import type { FauxStep } from "./fixtures/faux.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 
@@ -66,6 +67,16 @@ async function startEverythingHttp(): Promise<{ url: string; child: ChildProcess
 	};
 }
 
+/** One server-everything over Streamable HTTP for the file: the runtime's tests and Pi's use it in turn. */
+const shared: { http?: Awaited<ReturnType<typeof startEverythingHttp>> } = {};
+before(async () => {
+	shared.http = await startEverythingHttp();
+});
+after(async () => {
+	await shared.http?.stop();
+});
+const httpUrl = () => shared.http?.url ?? assert.fail("no HTTP server");
+
 const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
 	result.content
 		.filter((block) => block.type === "text")
@@ -73,10 +84,8 @@ const textOf = (result: { content: readonly { type: string; text?: string }[] })
 		.join("");
 
 describe("published servers through the runtime", () => {
-	const state: { session?: Session; owner?: SessionOwner; dir?: string; http?: Awaited<ReturnType<typeof startEverythingHttp>> } =
-		{};
+	const state: { session?: Session; owner?: SessionOwner; dir?: string } = {};
 	before(async () => {
-		state.http = await startEverythingHttp();
 		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-interop-"));
 		state.dir = dir;
 		await writeFile(
@@ -84,7 +93,7 @@ describe("published servers through the runtime", () => {
 			JSON.stringify({
 				mcpServers: {
 					"everything-stdio": { command: process.execPath, args: [EVERYTHING, "stdio"] },
-					"everything-http": { url: state.http.url },
+					"everything-http": { url: httpUrl() },
 					files: { command: process.execPath, args: [FILESYSTEM, dir] },
 					memory: { command: process.execPath, args: [MEMORY], env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") } },
 				},
@@ -96,7 +105,6 @@ describe("published servers through the runtime", () => {
 	});
 	after(async () => {
 		await state.owner?.dispose();
-		await state.http?.stop();
 		if (state.dir) await rm(state.dir, { recursive: true, force: true });
 	});
 	const run = (params: Params, onUpdate?: (text: string) => void) =>
@@ -180,54 +188,48 @@ describe("server-everything through the real Pi", () => {
 		await Promise.all(sandboxes.map((sandbox) => sandbox.cleanup()));
 	});
 
-	for (const transport of ["stdio", "http"] as const) {
-		test(`${transport}: tools, echo, image, structured content, progress through the mcp tool`, async () => {
-			const http = transport === "http" ? await startEverythingHttp() : undefined;
-			try {
-				const sandbox = await makeSandbox();
-				sandboxes.push(sandbox);
-				const entry = http ? { url: http.url } : { command: process.execPath, args: [EVERYTHING, "stdio"] };
-				await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { everything: entry } }));
-				const run = await runPiJson({
-					sandbox,
-					extensions: [EXTENSION],
-					prompt: "everything",
-					script: [
-						{ tool: "mcp", args: { action: "tools", server: "everything", query: "echo" } },
-						{ tool: "mcp", args: { action: "call", server: "everything", tool: "echo", args: { message: "via pi" } } },
-						{ tool: "mcp", args: { action: "call", server: "everything", tool: "get-tiny-image", args: {} } },
-						{
-							tool: "mcp",
-							args: { action: "call", server: "everything", tool: "get-structured-content", args: { location: "Chicago" } },
-						},
-						{
-							tool: "mcp",
-							args: {
-								action: "call",
-								server: "everything",
-								tool: "trigger-long-running-operation",
-								args: { duration: 1, steps: 2 },
-							},
-						},
-						{ tool: "mcp", args: { action: "call", server: "everything", tool: "nope", args: {} } },
-						{ text: "done" },
-					],
-					timeoutMs: 90_000,
-				});
-				assert.equal(run.code, 0, run.stderr);
-				const [tools, echo, image, structured, long, unknown] = toolResults(run.events);
-				assert.match(tools?.text ?? "", /^everything: \d+ tools? match(es)? "echo", best first\necho( \[[\w, -]+\])? — /);
-				assert.equal(echo?.text, "Echo: via pi");
-				assert.match(image?.text ?? "", /\[image:image\/png\]/);
-				assert.match(structured?.text ?? "", /"temperature"/);
-				assert.match(long?.text ?? "", /Long running operation completed/);
-				assert.ok(run.events.some((event) => event.type === "tool_execution_update"));
-				assert.equal(unknown?.isError, true);
-				assert.match(unknown?.text ?? "", /MCP server "everything" has no tool "nope"/);
-				assert.doesNotMatch(run.stderr, /Extension error/);
-			} finally {
-				await http?.stop();
-			}
+	// One Pi for both transports: the same steps against each server, in one faux script.
+	test("stdio and http: tools, echo, image, structured content, progress through the mcp tool", async () => {
+		const sandbox = await makeSandbox();
+		sandboxes.push(sandbox);
+		const entries = { stdio: { command: process.execPath, args: [EVERYTHING, "stdio"] }, http: { url: httpUrl() } };
+		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: entries }));
+		const steps = (server: string): FauxStep[] => [
+			{ tool: "mcp", args: { action: "tools", server, query: "echo" } },
+			{ tool: "mcp", args: { action: "call", server, tool: "echo", args: { message: "via pi" } } },
+			{ tool: "mcp", args: { action: "call", server, tool: "get-tiny-image", args: {} } },
+			{ tool: "mcp", args: { action: "call", server, tool: "get-structured-content", args: { location: "Chicago" } } },
+			{
+				tool: "mcp",
+				args: { action: "call", server, tool: "trigger-long-running-operation", args: { duration: 1, steps: 2 } },
+			},
+			{ tool: "mcp", args: { action: "call", server, tool: "nope", args: {} } },
+		];
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			prompt: "everything",
+			script: [...steps("stdio"), ...steps("http"), { text: "done" }],
+			timeoutMs: 90_000,
 		});
-	}
+		assert.equal(run.code, 0, run.stderr);
+		const results = toolResults(run.events);
+		for (const [index, server] of ["stdio", "http"].entries()) {
+			const [tools, echo, image, structured, long, unknown] = results.slice(index * 6, index * 6 + 6);
+			assert.match(
+				tools?.text ?? "",
+				new RegExp(`^${server}: \\d+ tools? match(es)? "echo", best first\\necho( \\[[\\w, -]+\\])? — `),
+			);
+			assert.equal(echo?.text, "Echo: via pi");
+			assert.match(image?.text ?? "", /\[image:image\/png\]/);
+			assert.match(structured?.text ?? "", /"temperature"/);
+			assert.match(long?.text ?? "", /Long running operation completed/);
+			assert.equal(unknown?.isError, true);
+			assert.match(unknown?.text ?? "", new RegExp(`MCP server "${server}" has no tool "nope"`));
+			// Progress reached Pi while the long operation ran.
+			const updated = run.events.some((event) => event.type === "tool_execution_update" && event.toolCallId === long?.toolCallId);
+			assert.ok(updated, `progress from ${server}`);
+		}
+		assert.doesNotMatch(run.stderr, /Extension error/);
+	});
 });

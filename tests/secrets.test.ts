@@ -19,15 +19,13 @@ import { loadConfig } from "../src/config.ts";
 import type { Auth } from "../src/contracts.ts";
 import { SecretRequired } from "../src/errors.ts";
 import { createLoginService } from "../src/login/receiver.ts";
-import { redactDeep, redactExact } from "../src/output/redact.ts";
 import { createRuntime } from "../src/runtime.ts";
 import type { ServerConfig } from "../src/schema.ts";
-import { expectBad, usable, withDirs, writeUser } from "./helpers/config.ts";
+import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 
 const SECRET_SERVER = join(FIXTURES, "secret-server.mjs");
-const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const DBUS = process.env.DBUS_SESSION_BUS_ADDRESS;
 
@@ -51,30 +49,45 @@ async function sandboxWith(servers: Record<string, unknown>): Promise<Sandbox> {
 
 type Run = Readonly<{ code: number | null; stdout: string; stderr: string }>;
 
-/** `pi-mcp <args>` in the sandbox, `input` piped to its stdin. */
-function cli(
-	sandbox: Sandbox,
-	args: readonly string[],
-	input = "",
-	env: Readonly<Record<string, string | undefined>> = {},
-): Promise<Run> {
-	const child = spawn(process.execPath, [BIN, ...args], {
+/** `pi-mcp <args>` in this process, `input` piped to its stdin (the keyring is this process's bus). */
+const cli = (sandbox: Sandbox, args: readonly string[], input = ""): Promise<Run> => shell(sandbox, args, { stdin: input });
+
+/** Runs `main()` of each [args, stdin] in turn and prints their results as one JSON line (see withoutBus). */
+const RUN_EACH = `
+import { Readable } from "node:stream";
+import { main } from ${JSON.stringify(new URL("../src/cli/main.ts", import.meta.url).pathname)};
+const results = [];
+for (const [args, input] of JSON.parse(process.env.RUN_EACH)) {
+	const out = [];
+	const err = [];
+	const io = { out: (t) => out.push(t), err: (t) => err.push(t), stdin: Readable.from([input]), env: process.env, cwd: process.cwd() };
+	const code = await main(args, io);
+	results.push({ code, stdout: out.join(""), stderr: err.join("") });
+}
+process.stdout.write(JSON.stringify(results));
+`;
+
+/**
+ * `pi-mcp` commands in one process of their own without a session bus (no Secret Service to reach):
+ * that process's keyring is what must fail, so it cannot be this one's. One process for all of them.
+ */
+async function withoutBus(sandbox: Sandbox, commands: readonly (readonly [readonly string[], string])[]): Promise<Run[]> {
+	const env: Record<string, string | undefined> = { ...sandbox.env, TMPDIR: sandbox.root, RUN_EACH: JSON.stringify(commands) };
+	delete env.DBUS_SESSION_BUS_ADDRESS;
+	const child = spawn(process.execPath, ["--import", import.meta.resolve("tsx"), "--input-type=module", "-e", RUN_EACH], {
 		cwd: sandbox.cwd,
-		env: { ...sandbox.env, TMPDIR: sandbox.root, ...env },
-		stdio: ["pipe", "pipe", "pipe"],
+		env,
+		stdio: ["ignore", "pipe", "pipe"],
 	});
 	const out: Buffer[] = [];
 	const err: Buffer[] = [];
 	child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
 	child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-	child.stdin.end(input);
-	const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-	return new Promise((resolve) =>
-		child.on("close", (code) => {
-			clearTimeout(timer);
-			resolve({ code, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8") });
-		}),
-	);
+	const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+	const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+	clearTimeout(timer);
+	assert.equal(code, 0, Buffer.concat(err).toString("utf8"));
+	return JSON.parse(Buffer.concat(out).toString("utf8"));
 }
 
 /** Every file under `dir` whose bytes hold `value` (plain or as JSON would escape it). */
@@ -109,98 +122,6 @@ function realAuth(env: Readonly<Record<string, string | undefined>>, lockDir: st
 
 before(() => {
 	assert.ok(DBUS, "no session bus: run under scripts/with-keyring.sh (npm test does)");
-});
-
-describe("${secret:NAME} in the configuration", () => {
-	test("allowed whole or in part in env and headers values, kept as written until the server connects", async () => {
-		await withDirs(async (dirs) => {
-			await writeUser(dirs, {
-				s: { command: "x", env: { API_KEY: "${secret:API_KEY}" } },
-				h: { url: "https://example.test/mcp", headers: { Authorization: "Bearer ${secret:TOKEN}" } },
-			});
-			const snapshot = await loadConfig({ agentDir: dirs.agentDir, cwd: dirs.cwd, trusted: false, env: {} });
-			assert.deepEqual(usable(snapshot, "s").env, { API_KEY: "${secret:API_KEY}" });
-			assert.deepEqual(usable(snapshot, "h").headers, { Authorization: "Bearer ${secret:TOKEN}" });
-		});
-	});
-
-	test("refused in a command, an argument, a URL or cwd, and with a malformed name; a variable cannot smuggle one in", async () => {
-		const only = 'stored secrets are given only in "env" and "headers" values (where no command line or log shows them)';
-		await expectBad({ command: "x", args: ["--key=${secret:K}"] }, `field "args[0]" uses \${secret:…}: ${only}`);
-		await expectBad({ url: "https://example.test/mcp?k=${secret:K}" }, `field "url" uses \${secret:…}: ${only}`);
-		await expectBad(
-			{ command: "x", env: { K: "${secret:bad-name}" } },
-			'field "env.K" has ${secret:bad-name}: a secret\'s name uses letters, digits and _ (not starting with a digit)',
-		);
-		await expectBad(
-			{ command: "x", env: { K: "${SMUGGLE}" } },
-			'environment variable SMUGGLE (used in "env.K") holds "${secret:"',
-			{ env: { SMUGGLE: "${secret:OTHER}" } },
-		);
-	});
-
-	test("configured secrets: ${VAR}s in env and headers and credential-named literals; the user's environment is not", async () => {
-		await withDirs(async (dirs) => {
-			await writeUser(dirs, {
-				s: {
-					command: "${HOME}/bin/server",
-					args: ["--notes", "${HOME}/notes", "--flag=${PLAIN_ARG}"],
-					env: {
-						DATA: "${XDG_DATA_HOME}/x",
-						WORK: "${PWD}",
-						KEY: "${MY_KEY}",
-						API_TOKEN: "literal-token-1234",
-						N: "plain-literal-value",
-					},
-					cwd: "${TMPDIR}",
-				},
-			});
-			const env = {
-				HOME: "/home/jane",
-				XDG_DATA_HOME: "/home/jane/.local/share",
-				PWD: "/home/jane/project",
-				TMPDIR: "/tmp/jane",
-				MY_KEY: "my-key-value-123",
-				PLAIN_ARG: "arg-value-long",
-			};
-			const snapshot = await loadConfig({ agentDir: dirs.agentDir, cwd: dirs.cwd, trusted: false, env });
-			const secrets = usable(snapshot, "s").secretValues;
-			assert.ok(secrets.includes("my-key-value-123"), "a ${VAR} in env");
-			assert.ok(secrets.includes("literal-token-1234"), "a literal under a credential name");
-			for (const not of [
-				"/home/jane",
-				"/home/jane/.local/share",
-				"/home/jane/project",
-				"/tmp/jane",
-				"arg-value-long",
-				"plain-literal-value",
-			]) {
-				assert.equal(secrets.includes(not), false, not);
-			}
-		});
-	});
-
-	test("redaction replaces exact values only: a path after 'Authorization:' stays; results are redacted everywhere but base64", () => {
-		assert.equal(
-			redactExact('"Authorization: /home/user/.ssh/id_rsa"', ["s3cr3t-value"]),
-			'"Authorization: /home/user/.ssh/id_rsa"',
-		);
-		assert.equal(redactExact("/home/jane/notes/new.md", []), "/home/jane/notes/new.md");
-		const result = {
-			content: [
-				{ type: "text", text: "x s3cr3t-value y" },
-				{ type: "image", data: "czNjcjN0LXZhbHVl", mimeType: "image/png" },
-			],
-			structuredContent: { "s3cr3t-value": ["s3cr3t-value"] },
-		};
-		assert.deepEqual(redactDeep(result, ["s3cr3t-value"]), {
-			content: [
-				{ type: "text", text: "x [redacted] y" },
-				{ type: "image", data: "czNjcjN0LXZhbHVl", mimeType: "image/png" },
-			],
-			structuredContent: { "[redacted]": ["[redacted]"] },
-		});
-	});
 });
 
 describe("the value reaching the server, and nothing else (real keyring)", () => {
@@ -423,25 +344,26 @@ describe("pi-mcp secret (real keyring)", () => {
 			s: { command: process.execPath, args: [SECRET_SERVER], env: { API_KEY: value, K: "${secret:K_NO_KEYRING}" } },
 		});
 		const before = await readFile(join(sandbox.agentDir, "mcp.json"), "utf8");
-		const noBus = { DBUS_SESSION_BUS_ADDRESS: undefined };
-		const set = await cli(sandbox, ["secret", "set", "s", "K_NO_KEYRING"], "some-value-123", noBus);
-		assert.equal(set.code, 1);
+		const [set, move, call] = await withoutBus(sandbox, [
+			[["secret", "set", "s", "K_NO_KEYRING"], "some-value-123"],
+			[["secret", "move", "s"], ""],
+			[["call", "s", "echo"], ""],
+		]);
+		assert.equal(set?.code, 1);
 		assert.match(
-			set.stderr,
+			set?.stderr ?? "",
 			/^pi-mcp: MCP server "s": secret K_NO_KEYRING was not stored: the OS keyring \(Secret Service\) is unavailable/,
 		);
-		assert.match(set.stderr, /never in a file.*\$\{VAR\}/s);
-		const move = await cli(sandbox, ["secret", "move", "s"], "", noBus);
-		assert.equal(move.code, 1);
+		assert.match(set?.stderr ?? "", /never in a file.*\$\{VAR\}/s);
+		assert.equal(move?.code, 1);
 		assert.equal(await readFile(join(sandbox.agentDir, "mcp.json"), "utf8"), before, "the file is untouched");
-		const call = await cli(sandbox, ["call", "s", "echo"], "", noBus);
 		assert.match(
-			call.stderr,
+			call?.stderr ?? "",
 			/MCP server "s": secret K_NO_KEYRING cannot be read: the OS keyring \(Secret Service\) is unavailable/,
 		);
 		const listed = await cli(sandbox, ["secret", "list", "s"]);
 		assert.match(listed.stdout, /K_NO_KEYRING: not stored/, "nothing reached the real keyring either");
-		for (const run of [set, move, call]) assert.equal(`${run.stdout}${run.stderr}`.includes("some-value-123"), false);
+		for (const run of [set, move, call]) assert.equal(`${run?.stdout}${run?.stderr}`.includes("some-value-123"), false);
 		assert.deepEqual(filesHolding(sandbox.root, "some-value-123"), []);
 	});
 });

@@ -5,12 +5,12 @@
  * server and the tool; in the runtime, in `pi-mcp call --timeout 2`, and in a real Pi.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { outputChecks } from "../src/runtime/validate.ts";
+import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES, readWire } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";
@@ -18,7 +18,6 @@ import { openSession } from "./helpers/session.ts";
 const COSTLY = join(FIXTURES, "costly-schema.mjs");
 /** The shortest deadline a check gets (`CHECK_FLOOR_MS`). */
 const CHECK_FLOOR = 1000;
-const BIN = new URL("../bin/pi-mcp.mjs", import.meta.url).pathname;
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const LATE =
 	/tool "backtrack" on MCP server "costly" failed: its structured result could not be checked against its output schema within [\d.]+ s \(the schema is too costly to check\)/;
@@ -134,20 +133,9 @@ describe("output schemas that are costly to check", () => {
 
 	test("pi-mcp call --timeout 2 ends with the error (exit 1)", async () => {
 		const sandbox = await sandboxWithCostly();
-		const child = spawn(process.execPath, [BIN, "call", "--timeout", "2", "costly", "backtrack", "{}"], {
-			cwd: sandbox.cwd,
-			env: { ...sandbox.env, TMPDIR: sandbox.root },
-			stdio: ["ignore", "pipe", "pipe"],
-		});
-		const err: Buffer[] = [];
-		child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
-		child.stdout.resume();
-		const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-		const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-		clearTimeout(killer);
-		const stderr = Buffer.concat(err).toString("utf8");
-		assert.equal(code, 1, stderr);
-		assert.match(stderr, LATE);
+		const run = await shell(sandbox, ["call", "--timeout", "2", "costly", "backtrack", "{}"]);
+		assert.equal(run.code, 1, run.stderr);
+		assert.match(run.stderr, LATE);
 	});
 
 	test("in a real Pi the call reports it and the model answers", async () => {

@@ -1,6 +1,6 @@
 /**
  * The transport factory a session is built with: a test hands in the SDK's in-memory pair, and a real
- * session call runs over it (no child process, no socket), in both eras.
+ * session call runs over it (no child process, no socket), in both eras, and a reconnect reuses the era found.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -11,9 +11,9 @@ import { InMemoryTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import * as z from "zod/v4";
-import { loadConfig } from "../src/config.ts";
-import type { Transports } from "../src/contracts.ts";
-import { SessionOwner } from "../src/session.ts";
+import { loadConfig } from "../../src/config.ts";
+import type { Transports } from "../../src/contracts.ts";
+import { SessionOwner } from "../../src/session.ts";
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
