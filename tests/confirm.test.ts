@@ -8,9 +8,9 @@ import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, type PiRpc, runPiPrint, type Sandbox, startPiRpc, toolResults, type UiRequest } from "./helpers/pi.ts";
 import { FIXTURES, pidAlive, readWire, startedPids } from "./helpers/servers.ts";
+import { shell } from "./helpers/shell.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const USER_SERVER = join(FIXTURES, "user-server.mjs");

@@ -12,10 +12,10 @@ import { after, describe, test } from "node:test";
 import { runAction } from "../src/catalog/actions.ts";
 import type { Params } from "../src/catalog/requests.ts";
 import { modelStatus, userStatus } from "../src/catalog/status.ts";
-import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER } from "./helpers/servers.ts";
 import { openSession, type TestSession } from "./helpers/session.ts";
+import { shell } from "./helpers/shell.ts";
 
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];

@@ -9,9 +9,9 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
+import { shell } from "./helpers/shell.ts";
 
 const RUG = join(FIXTURES, "rug.mjs");
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;

@@ -21,9 +21,9 @@ import { SecretRequired } from "../src/errors.ts";
 import { createLoginService } from "../src/login/receiver.ts";
 import { createRuntime } from "../src/runtime.ts";
 import type { ServerConfig } from "../src/schema.ts";
-import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
+import { shell } from "./helpers/shell.ts";
 
 const SECRET_SERVER = join(FIXTURES, "secret-server.mjs");
 const EXTENSION = new URL("../index.ts", import.meta.url).pathname;

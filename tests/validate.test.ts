@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { outputChecks } from "../src/runtime/validate.ts";
-import { shell } from "./helpers/in-process.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES, readWire } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";
+import { shell } from "./helpers/shell.ts";
 
 const COSTLY = join(FIXTURES, "costly-schema.mjs");
 /** The shortest deadline a check gets (`CHECK_FLOOR_MS`). */

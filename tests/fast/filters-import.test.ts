@@ -8,7 +8,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { withDirs } from "../helpers/config.ts";
-import { shell } from "../helpers/in-process.ts";
+import { shell } from "../helpers/shell.ts";
 
 test("import carries Codex enabled_tools/disabled_tools and Gemini includeTools/excludeTools over", async () => {
 	await withDirs(async (dirs) => {
