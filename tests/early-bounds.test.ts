@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { Runtime, Session } from "../src/contracts.ts";
 import type { ServerEntry } from "../src/schema.ts";
@@ -125,25 +125,17 @@ describe("the early start's bounds in a real Pi", () => {
 });
 
 describe("a search without a server", () => {
-	const servers = (log: string, slow?: number) => ({
-		a: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		b: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		...(slow
-			? {
-					slow: {
-						command: "sh",
-						args: ["-c", `sleep ${slow}; exec "$0" "$@"`, process.execPath, SERVER, "stdio"],
-						env: { FIXTURE_LOG: log },
-						protocolVersion: "legacy",
-					},
-				}
-			: {}),
+	const fixture = (log: string) => ({
+		command: process.execPath,
+		args: [SERVER, "stdio"],
+		env: { FIXTURE_LOG: log },
+		protocolVersion: "legacy",
 	});
 	const search = { tool: "mcp", args: { action: "tools", query: "echo text" } };
 
 	test("every server starts while the search is written", async () => {
 		const { run, log } = await runInPi([search, { text: "done" }], {
-			servers: (log) => servers(log),
+			servers: (log) => ({ a: fixture(log), b: fixture(log) }),
 			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
 		});
 		assert.equal(run.code, 0, run.stderr);
@@ -156,43 +148,52 @@ describe("a search without a server", () => {
 		assert.match(toolResults(run.events)[0]?.text ?? "", /across 2 servers/);
 	});
 
-	test("a slow server does not hold the result back, is named, and a later search includes it", async () => {
-		const wait = { tool: "bash", args: { command: "sleep 9" } };
-		const { run } = await runInPi([search, wait, search, { text: "done" }], {
-			servers: (log) => servers(log, 5),
+	// How long the search waits (the quiet gap, the budget, the first listing, 10 s): tests/fast/wait-search.test.ts.
+	test("a slow server does not hold the result back, is named, keeps starting, and a later search includes it", async () => {
+		// The slow server cannot start until the model's bash step opens its gate, then waits for its listing:
+		// no time is waited out, and the first search cannot have included it.
+		const gate = (log: string) => join(dirname(log), "gate");
+		const slowLog = (log: string) => join(dirname(log), "slow.log");
+		const open = {
+			tool: "bash",
+			args: {
+				command:
+					'touch "$GATE"; for i in $(seq 600); do grep -q \'"method":"tools/list"\' "$SLOW_LOG" 2>/dev/null && break; sleep 0.05; done',
+			},
+		};
+		const { run } = await runInPi([search, open, search, { text: "done" }], {
+			servers: (log) => ({
+				a: fixture(log),
+				b: fixture(log),
+				slow: {
+					...fixture(slowLog(log)),
+					command: "sh",
+					args: [
+						"-c",
+						'while [ ! -e "$1" ]; do sleep 0.05; done; shift; exec "$@"',
+						"sh",
+						gate(log),
+						process.execPath,
+						SERVER,
+						"stdio",
+					],
+				},
+			}),
 			// The call's end waits for a fast server's listing (a loaded machine may take seconds to start one).
-			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+			env: (log) => ({
+				PI_FAUX_HOLD_FILE: log,
+				PI_FAUX_HOLD_TEXT: '"method":"tools/list"',
+				GATE: gate(log),
+				SLOW_LOG: slowLog(log),
+			}),
 		});
 		assert.equal(run.code, 0, run.stderr);
 		const [first, , second] = toolResults(run.events);
 		assert.match(first?.text ?? "", /across [12] servers?, best first/, "the fast servers' results, without the slow one");
-		assert.match(first?.text ?? "", /still starting, not searched: slow/);
+		assert.match(first?.text ?? "", /still starting, not searched: (b, )?slow \(search again in a moment/);
 		assert.match(second?.text ?? "", /across 3 servers/);
+		assert.match(second?.text ?? "", /\nslow\/echo /);
 		assert.doesNotMatch(second?.text ?? "", /still starting/);
-	});
-
-	const late = (log: string, seconds: number) => ({
-		command: "sh",
-		args: ["-c", `sleep ${seconds}; exec "$0" "$@"`, process.execPath, SERVER, "stdio"],
-		env: { FIXTURE_LOG: log },
-		protocolVersion: "legacy",
-	});
-
-	test("with none listed at the budget, the first server to list ends the wait; the other is named", async () => {
-		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: late(log, 2), two: late(log, 12) }) });
-		assert.equal(run.code, 0, run.stderr);
-		const [first] = toolResults(run.events);
-		assert.match(first?.text ?? "", /across 1 server, best first\n/);
-		assert.match(first?.text ?? "", /one\/echo/);
-		assert.match(first?.text ?? "", /still starting, not searched: two \(search again in a moment/);
-	});
-
-	test("with no server listed within 10 s, the search answers anyway and names every one still starting", async () => {
-		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: late(log, 14), two: late(log, 14) }) });
-		assert.equal(run.code, 0, run.stderr);
-		const [first] = toolResults(run.events);
-		assert.match(first?.text ?? "", /^No server has listed its tools within 10 s\n/);
-		assert.match(first?.text ?? "", /still starting, not searched: one, two \(search again in a moment/);
 	});
 });
 
