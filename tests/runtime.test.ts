@@ -32,24 +32,6 @@ import { openSession } from "./helpers/session.ts";
 
 type Harness = Readonly<{ dir: string; log: string; runtime: Runtime; cleanup(): Promise<void> }>;
 
-/**
- * Connects `name` with one echo call. The server's `timeout` also bounds its setup, and a test
- * that needs a small timeout for its calls can see a spawn on a loaded machine outlast it; such a
- * setup failure is latched, so reset and try again (at most three times) before the test proper.
- */
-async function warm(runtime: Runtime, name: string): Promise<void> {
-	for (let attempt = 1; ; attempt++) {
-		const error = await runtime.call(name, "echo", { text: "warm" }).then(
-			() => undefined,
-			(caught: unknown) => caught,
-		);
-		if (error === undefined) return;
-		if (!(error instanceof SetupFailed) || !/within/.test(error.message) || attempt === 3) throw error;
-		console.log(`# ${name}: setup ran out of time on attempt ${attempt} (a loaded machine); retrying`);
-		await runtime.reset(name);
-	}
-}
-
 const node = process.execPath;
 const ROOT = new URL("..", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
@@ -164,22 +146,7 @@ describe("negotiation", () => {
 });
 
 describe("concurrency", () => {
-	test("a timeout is reported as a timeout, not a cancel; progress keeps a long call alive", async () => {
-		const h = await harness((log) => ({ fx: stdio(log, { requestTimeoutMs: 2000 }) }));
-		await warm(h.runtime, "fx");
-		await assert.rejects(h.runtime.call("fx", "slow", { ms: 4000, steps: 1 }), (error: Error) => {
-			assert.ok(error instanceof CallFailed);
-			assert.equal(error.reason, "timeout");
-			assert.match(error.message, /tool "slow" on MCP server "fx" timed out after 2 s without progress/);
-			return true;
-		});
-		const seen: number[] = [];
-		const long = await h.runtime.call("fx", "slow", { ms: 3500, steps: 7 }, { onProgress: (p) => seen.push(p.progress) });
-		assert.equal(text(long), "done after 3500ms", "runs longer than the request timeout because progress resets it");
-		assert.deepEqual(seen.slice(0, 6), [1, 2, 3, 4, 5, 6]);
-		await h.cleanup();
-	});
-
+	// A call past its timeout, and progress that resets it: tests/fast/runtime-timers.test.ts (fake clock).
 	test("a tool that asks for interactive input fails clearly on both eras; the connection keeps working", async () => {
 		const h = await harness((log) => ({ modern: stdio(log), legacy: stdio(log, { protocolVersion: "legacy" }) }));
 		await assert.rejects(h.runtime.call("modern", "needs-input", {}), (error: Error) => {
