@@ -93,7 +93,7 @@ function auth(store: SecretStore = memoryStore(), env: Record<string, string> = 
 
 const never = <T>() => new Promise<T>(() => undefined);
 
-describe("auth-phase requests stop with the setup signal", { timeout: 60_000 }, () => {
+describe("auth-phase requests stop with the setup signal", { timeout: 60_000, concurrency: true }, () => {
 	test("client credentials against a silent authorization server: prepare rejects and the connection is closed", async () => {
 		const silent = await silentServer();
 		const url = await protectedResource(silent.url);

@@ -56,7 +56,8 @@ async function runInPi(
 const echo = { tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "hi" } } };
 const status = { tool: "mcp", args: { action: "status" } };
 
-describe("the early start's bounds in a real Pi", () => {
+// Each test runs its own Pi and servers, and none measures time: three run at once (more would crowd two cores).
+describe("the early start's bounds in a real Pi", { concurrency: 3 }, () => {
 	test("a call another extension blocks: the server begun while it was written is closed at its end", async () => {
 		const { run, log } = await runInPi([echo, status, { text: "done" }], {
 			extensions: [BLOCK],
@@ -124,7 +125,7 @@ describe("the early start's bounds in a real Pi", () => {
 	});
 });
 
-describe("a search without a server", () => {
+describe("a search without a server", { concurrency: 3 }, () => {
 	const fixture = (log: string) => ({
 		command: process.execPath,
 		args: [SERVER, "stdio"],

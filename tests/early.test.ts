@@ -299,7 +299,7 @@ const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
 	...extra,
 });
 
-describe("the early start's work for a call", () => {
+describe("the early start's work for a call", { concurrency: true }, () => {
 	test("starts the shared setup and the tool listing the call then joins: one process, one tools/list", async () => {
 		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
 		const { write, run } = writer(session);
@@ -506,7 +506,8 @@ describe("the early start's work for a call", () => {
 	});
 });
 
-describe("in a real Pi", () => {
+// Each test runs its own Pi and servers, and none measures time: three run at once (more would crowd two cores).
+describe("in a real Pi", { concurrency: 3 }, () => {
 	async function sandboxWith(
 		log: string,
 		sandbox: Sandbox,

@@ -60,7 +60,9 @@ const stdio = (log: string, extra: Record<string, unknown> = {}, flags: string[]
 const text = (result: { content?: readonly { type: string; text?: string }[] }) =>
 	(result.content ?? []).map((block) => block.text ?? "").join("");
 
-describe("negotiation", () => {
+// Each test has its own servers and directory, and none measures time: the groups below run their tests at once,
+// except "failures and teardown" (its SDK-load test gives a server a 1.5 s setup timeout).
+describe("negotiation", { concurrency: true }, () => {
 	test("stdio auto → modern, with exactly two processes spawned and one alive after", async () => {
 		const h = await harness((log) => ({ fx: stdio(log) }));
 		const result = await h.runtime.call("fx", "echo", { text: "hi" });
@@ -145,7 +147,7 @@ describe("negotiation", () => {
 	});
 });
 
-describe("concurrency", () => {
+describe("concurrency", { concurrency: true }, () => {
 	// A call past its timeout, and progress that resets it: tests/fast/runtime-timers.test.ts (fake clock).
 	test("a tool that asks for interactive input fails clearly on both eras; the connection keeps working", async () => {
 		const h = await harness((log) => ({ modern: stdio(log), legacy: stdio(log, { protocolVersion: "legacy" }) }));
@@ -353,7 +355,7 @@ describe("failures and teardown", () => {
 	});
 });
 
-describe("what a failed setup says (issue 32, items 7, 8 and 10)", () => {
+describe("what a failed setup says (issue 32, items 7, 8 and 10)", { concurrency: true }, () => {
 	const firstLine = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0] : String(error));
 	const failure = (runtime: Runtime, name: string) =>
 		runtime.tools(name).then(
