@@ -61,7 +61,7 @@ const text = (result: { content?: readonly { type: string; text?: string }[] }) 
 	(result.content ?? []).map((block) => block.text ?? "").join("");
 
 // Each test has its own servers and directory, and none measures time: the groups below run their tests at once,
-// except "failures and teardown" (its SDK-load test gives a server a 1.5 s setup timeout).
+// except the slow SDK load's (a 1.5 s setup timeout), which runs alone.
 describe("negotiation", { concurrency: true }, () => {
 	test("stdio auto → modern, with exactly two processes spawned and one alive after", async () => {
 		const h = await harness((log) => ({ fx: stdio(log) }));
@@ -173,7 +173,30 @@ describe("concurrency", { concurrency: true }, () => {
 	});
 });
 
-describe("failures and teardown", () => {
+/** Runs tests/fixtures/sdk-hooks-child.ts (two calls to `fx`, then its status) under the SDK hooks. */
+async function underSdkHooks(env: Record<string, string>, requestTimeoutMs: number) {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-sdk-hooks-"));
+	cleanups.push(() => rm(dir, { recursive: true, force: true }));
+	const log = join(dir, "wire.log");
+	const server = { ...stdio(log), protocolVersion: "legacy", requestTimeoutMs };
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { fx: server } }));
+	const hooks = pathToFileURL(join(ROOT, "tests/fixtures/sdk-hooks.mjs")).href;
+	const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hooks)});`;
+	const child = spawnSync(node, ["--import", register, "--import", "tsx", join(ROOT, "tests/fixtures/sdk-hooks-child.ts"), dir], {
+		cwd: ROOT,
+		env: { ...process.env, ...env, NODE_OPTIONS: "" },
+		encoding: "utf8",
+		timeout: 60_000,
+	});
+	assert.equal(child.status, 0, child.stderr);
+	const outcome = JSON.parse(child.stdout) as {
+		calls: { text?: string; error?: string }[];
+		status: { name: string; state: string; error?: string }[];
+	};
+	return { ...outcome, wire: existsSync(log) ? readWire(log) : [] };
+}
+
+describe("failures and teardown", { concurrency: true }, () => {
 	test("a failed setup latches with the stderr tail; reset clears it", async () => {
 		const h = await harness((_log, dir) => ({
 			flaky: {
@@ -233,38 +256,6 @@ describe("failures and teardown", () => {
 		assert.equal(pids.length, 1);
 		assert.equal(pidAlive(pids[0] as number), false);
 		await h.cleanup();
-	});
-
-	/** Runs tests/fixtures/sdk-hooks-child.ts (two calls to `fx`, then its status) under the SDK hooks. */
-	async function underSdkHooks(env: Record<string, string>, requestTimeoutMs: number) {
-		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-sdk-hooks-"));
-		cleanups.push(() => rm(dir, { recursive: true, force: true }));
-		const log = join(dir, "wire.log");
-		const server = { ...stdio(log), protocolVersion: "legacy", requestTimeoutMs };
-		await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { fx: server } }));
-		const hooks = pathToFileURL(join(ROOT, "tests/fixtures/sdk-hooks.mjs")).href;
-		const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hooks)});`;
-		const child = spawnSync(
-			node,
-			["--import", register, "--import", "tsx", join(ROOT, "tests/fixtures/sdk-hooks-child.ts"), dir],
-			{ cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: "" }, encoding: "utf8", timeout: 60_000 },
-		);
-		assert.equal(child.status, 0, child.stderr);
-		const outcome = JSON.parse(child.stdout) as {
-			calls: { text?: string; error?: string }[];
-			status: { name: string; state: string; error?: string }[];
-		};
-		return { ...outcome, wire: existsSync(log) ? readWire(log) : [] };
-	}
-
-	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
-		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
-		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
-		const { calls, status, wire } = await underSdkHooks({ SLOW_SDK_MS: "2500" }, 1500);
-		assert.deepEqual(calls, [{ text: "[legacy] after a slow load" }, { text: "[legacy] after a slow load" }]);
-		assert.equal(status[0]?.state, "ready");
-		assert.equal(startedPids(wire).length, 1, "one server for both calls");
-		assert.equal(startedPids(wire).filter(pidAlive).length, 0, "the child's runtime ended its server");
 	});
 
 	test("an SDK that cannot load fails the setup once, naming the server, and latches it", async () => {
@@ -352,6 +343,19 @@ describe("failures and teardown", () => {
 		);
 		assert.ok(sdkConsole.notices().some((notice) => notice.startsWith("[mcp-sdk] excluding tool")));
 		await h.cleanup();
+	});
+});
+
+// Alone: the server gets a 1.5 s setup timeout, which other tests running at once could eat into.
+describe("the setup timeout after a slow SDK load", () => {
+	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
+		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
+		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
+		const { calls, status, wire } = await underSdkHooks({ SLOW_SDK_MS: "2500" }, 1500);
+		assert.deepEqual(calls, [{ text: "[legacy] after a slow load" }, { text: "[legacy] after a slow load" }]);
+		assert.equal(status[0]?.state, "ready");
+		assert.equal(startedPids(wire).length, 1, "one server for both calls");
+		assert.equal(startedPids(wire).filter(pidAlive).length, 0, "the child's runtime ended its server");
 	});
 });
 
