@@ -2,18 +2,13 @@
  * The early start's bounds (issue 17, item 2) and the search across servers that never waits on the
  * slowest (issue 20, items 1-2), in the real Pi with the faux model: nothing starts while `mcp` is not an
  * active tool or for `"earlyStart": false`; a server begun for a call Pi blocks or rejects is closed when
- * Pi reports that call's end; two calls streaming at once do their early work once each; a search
- * without a server starts every server while it is written, answers without the slow one, names it, and
- * a later search includes it.
+ * Pi reports that call's end; a search without a server starts every server while it is written,
+ * answers without the slow one, names it, and a later search includes it.
  */
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
-import type { Runtime, Session } from "../src/contracts.ts";
-import type { ServerEntry } from "../src/schema.ts";
-import { DESCRIPTION, parameters } from "../src/tool/definition.ts";
-import { EarlyStart } from "../src/tool/early/start.ts";
 import { makeSandbox, runPiJson, type Step, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
@@ -198,48 +193,4 @@ describe("a search without a server", { concurrency: 3 }, () => {
 	});
 });
 
-describe("two calls streaming at once (alternating updates)", () => {
-	test("each call's early work happens once", async () => {
-		const listings: string[] = [];
-		const runtime = {
-			status: () => [{ name: "fx", state: "idle" }],
-			request: async (server: string) => {
-				listings.push(server);
-				return { resources: [] };
-			},
-			reset: async () => undefined,
-		} as unknown as Runtime;
-		const entry = (name: string): ServerEntry => ({
-			name,
-			source: { kind: "user", path: "/x" },
-			enabled: true,
-			ignoredKeys: [],
-			config: { name } as unknown as NonNullable<ServerEntry["config"]>,
-		});
-		const session = { config: { servers: [entry("fx")], files: [] }, runtime } as unknown as Session;
-		const early = new EarlyStart(
-			{ entries: () => session.config.servers, runtime: () => runtime, preload: () => undefined, open: async () => session },
-			() => true,
-			{ name: "mcp", description: DESCRIPTION, parameters },
-		);
-		const update = (id: string, type: string, args: Record<string, unknown>, delta = "") =>
-			early.update({
-				type: "message_update",
-				assistantMessageEvent: {
-					type,
-					contentIndex: 0,
-					delta,
-					partial: { content: [{ type: "toolCall", id, name: "mcp", arguments: args }] },
-				},
-			} as never);
-		update("a", "toolcall_start", {});
-		update("b", "toolcall_start", {});
-		const args = { action: "resources", server: "fx", uri: "" };
-		for (let round = 0; round < 40; round += 1) {
-			update("a", "toolcall_delta", args);
-			update("b", "toolcall_delta", args);
-		}
-		await new Promise((resolve) => setImmediate(resolve));
-		assert.deepEqual(listings, ["fx", "fx"], "one early listing (and start) per call, not one per update");
-	});
-});
+// Two calls streaming at once (alternating updates), each call's early work once: tests/fast/runtime-early.test.ts.

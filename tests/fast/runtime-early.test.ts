@@ -2,7 +2,8 @@
  * The early start's work for a call (issue 15), over in-memory servers: a call being written starts the
  * shared setup and the listing the call then joins; a listing sent early is used by its own call only; a
  * failure latches like a call's; nothing starts for a disabled, broken or unknown server; a declined call's
- * server is closed unless another running call uses it; a cancel ends a call's wait for its early listing.
+ * server is closed unless another running call uses it; a cancel ends a call's wait for its early listing;
+ * two calls streaming at once do their early work once each.
  * The real tier (tests/early.test.ts) proves the same over real processes and in a real Pi.
  */
 import assert from "node:assert/strict";
@@ -12,6 +13,7 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 import { runAction } from "../../src/catalog/actions.ts";
 import type { Runtime, Session } from "../../src/contracts.ts";
+import type { ServerEntry } from "../../src/schema.ts";
 import { indexOf } from "../../src/search/rank.ts";
 import { DESCRIPTION, parameters } from "../../src/tool/definition.ts";
 import { EarlyStart } from "../../src/tool/early/start.ts";
@@ -243,5 +245,51 @@ describe("the early start's work for a call, over in-memory servers", { concurre
 			],
 		);
 		assert.deepEqual(made, [], "no server was started");
+	});
+});
+
+describe("two calls streaming at once (alternating updates)", () => {
+	test("each call's early work happens once", async () => {
+		const listings: string[] = [];
+		const runtime = {
+			status: () => [{ name: "fx", state: "idle" }],
+			request: async (server: string) => {
+				listings.push(server);
+				return { resources: [] };
+			},
+			reset: async () => undefined,
+		} as unknown as Runtime;
+		const entry = (name: string): ServerEntry => ({
+			name,
+			source: { kind: "user", path: "/x" },
+			enabled: true,
+			ignoredKeys: [],
+			config: { name } as unknown as NonNullable<ServerEntry["config"]>,
+		});
+		const session = { config: { servers: [entry("fx")], files: [] }, runtime } as unknown as Session;
+		const early = new EarlyStart(
+			{ entries: () => session.config.servers, runtime: () => runtime, preload: () => undefined, open: async () => session },
+			() => true,
+			{ name: "mcp", description: DESCRIPTION, parameters },
+		);
+		const update = (id: string, type: string, args: Record<string, unknown>, delta = "") =>
+			early.update({
+				type: "message_update",
+				assistantMessageEvent: {
+					type,
+					contentIndex: 0,
+					delta,
+					partial: { content: [{ type: "toolCall", id, name: "mcp", arguments: args }] },
+				},
+			} as never);
+		update("a", "toolcall_start", {});
+		update("b", "toolcall_start", {});
+		const args = { action: "resources", server: "fx", uri: "" };
+		for (let round = 0; round < 40; round += 1) {
+			update("a", "toolcall_delta", args);
+			update("b", "toolcall_delta", args);
+		}
+		await new Promise((resolve) => setImmediate(resolve));
+		assert.deepEqual(listings, ["fx", "fx"], "one early listing (and start) per call, not one per update");
 	});
 });
