@@ -281,12 +281,13 @@ export type CallStart = Readonly<{ id: string; action: string; server?: string }
  * `tool/early/listen.ts`). Never connects by itself.
  */
 export type Calls = Readonly<{
-	/** The configured entries now (none before a session starts); never waits or loads. */
+	/** The configured entries now (none before the configuration is read); never waits or loads. */
 	entries(): readonly ServerEntry[];
 	/** The current runtime, only if it was made (closing never makes one). */
 	runtime(): Runtime | undefined;
-	/** Loads the tool's modules and the SDK ahead of a call; a failure is the call's to report. */
-	preload(): void;
+	/** Loads the tool's modules and the SDK ahead of a call, and reads the configuration if it is not read yet;
+	 * resolves once it is (never rejects: a failure is the call's to report). */
+	preload(): Promise<void>;
 	/** The session a call runs in (`call`: the one executed now, if any): waits for a session still loading;
 	 * its runtime is made on first use. */
 	open(call?: CallStart): Promise<Session>;

@@ -1,6 +1,7 @@
 /**
  * Pi registration and the session's lifecycle. The factory only registers (no I/O, no timers); `session_start`
- * reads the configuration into a session (`session.ts`); the rest loads and connects on first use (figure 1).
+ * reads the configuration into a session (`session.ts`) when there is a UI to warn about it, else on first use
+ * (`-p`, `--mode json`: nothing at start shows it); the rest loads and connects on first use (figure 1).
  */
 import {
 	CONFIG_DIR_NAME,
@@ -11,7 +12,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { once } from "./async.ts";
 import type { SecretStore } from "./auth/keyring.ts";
-import { type ExtensionServer, loadConfig } from "./config.ts";
+import type { ExtensionServer } from "./config.ts";
 import type { Session } from "./contracts.ts";
 import type { ManagerOptions } from "./manager/manager.ts";
 import { type McpDetails, renderCall, renderResult } from "./render.ts";
@@ -47,6 +48,8 @@ class Host {
 	#session?: SessionOwner;
 	#loading?: Promise<void>;
 	#ctx?: ExtensionContext;
+	/** A session started without a UI, whose configuration is read on its first use. */
+	#deferred?: ExtensionContext;
 
 	constructor(pi: ExtensionAPI, options: InstallMcpOptions) {
 		this.pi = pi;
@@ -68,15 +71,43 @@ class Host {
 		return typeof this.pi.getMcpServers === "function" ? this.pi.getMcpServers() : [];
 	}
 
-	readConfig(ctx: ExtensionContext, extensionServers: readonly ExtensionServer[]): Promise<ConfigSnapshot> {
+	async readConfig(ctx: ExtensionContext, extensionServers: readonly ExtensionServer[]): Promise<ConfigSnapshot> {
 		const trusted = typeof ctx.isProjectTrusted === "function" ? ctx.isProjectTrusted() : false;
 		const { agentDir, env } = this;
+		const { loadConfig } = await (await loadExecute()).loadConfigModule();
 		return loadConfig({ agentDir, cwd: ctx.cwd, trusted, env, extensionServers, configDirName: CONFIG_DIR_NAME });
+	}
+
+	/** Reads the configuration for `ctx` into a new session, which becomes current. */
+	async load(ctx: ExtensionContext): Promise<void> {
+		const config = await this.readConfig(ctx, this.servers());
+		const { env, agentDir, options } = this;
+		const notify = (server: string, message: string, ok: boolean) => this.signedIn(server, message, ok);
+		await this.replace(new SessionOwner({ ...options, config, env, agentDir, notify }));
+		const problems = config.servers.filter((server) => server.error).length + config.files.filter((file) => file.error).length;
+		if (problems > 0 && ctx.hasUI) {
+			ctx.ui.notify(`pi-mcp: ${problems} configuration problem${problems === 1 ? "" : "s"}; see /mcp status`, "warning");
+		}
+	}
+
+	/** The session started for `ctx` reads its configuration on first use (`ensure`). */
+	defer(ctx: ExtensionContext): void {
+		this.#deferred = ctx;
+	}
+
+	/** Resolves once every session start or change so far is applied, a deferred configuration read included. */
+	async ensure(): Promise<void> {
+		await this.#loading?.catch(() => undefined);
+		const ctx = this.#deferred;
+		this.#deferred = undefined;
+		// The first caller reads; one that came meanwhile waits for that read (it is the latest link of the chain).
+		if (ctx) void this.chain(() => this.load(ctx)).catch(() => undefined);
+		await this.#loading?.catch(() => undefined);
 	}
 
 	/** The current session's parts, once any session start or change in progress has been applied. */
 	async open(): Promise<Session> {
-		await this.#loading?.catch(() => undefined);
+		await this.ensure();
 		if (!this.#session) throw new Error("MCP is not available: the session has not started");
 		return this.#session.open();
 	}
@@ -98,6 +129,7 @@ class Host {
 	async replace(next?: SessionOwner): Promise<void> {
 		const previous = this.#session;
 		this.#session = undefined;
+		this.#deferred = undefined;
 		await previous?.dispose();
 		this.#session = next;
 	}
@@ -145,20 +177,14 @@ function managerEdits(host: Host, ctx: ExtensionContext): ManagerOptions {
 	};
 }
 
-/** `session_start`: ends the previous session and reads the configuration (nothing connects). */
+/** `session_start`: ends the previous session and reads the configuration, now or on first use (nothing connects). */
 function startSession(host: Host, ctx: ExtensionContext): Promise<void> {
 	host.started(ctx);
 	if (ctx.mode === "tui") void import("./manager/tab.ts").then(({ mcpTab }) => ctx.ui.addAutocompleteProvider(mcpTab));
 	return host.chain(async () => {
 		await host.replace(undefined);
-		const config = await host.readConfig(ctx, host.servers());
-		const { env, agentDir, options } = host;
-		const notify = (server: string, message: string, ok: boolean) => host.signedIn(server, message, ok);
-		await host.replace(new SessionOwner({ ...options, config, env, agentDir, notify }));
-		const problems = config.servers.filter((server) => server.error).length + config.files.filter((file) => file.error).length;
-		if (problems > 0 && ctx.hasUI) {
-			ctx.ui.notify(`pi-mcp: ${problems} configuration problem${problems === 1 ? "" : "s"}; see /mcp status`, "warning");
-		}
+		if (ctx.hasUI) await host.load(ctx);
+		else host.defer(ctx);
 	});
 }
 
@@ -179,7 +205,10 @@ export function installMcp(pi: ExtensionAPI, options: InstallMcpOptions = {}): v
 		{
 			entries: () => host.session?.config().servers ?? [],
 			runtime: () => host.session?.runtime(),
-			preload: () => void loadExecute().then((execute) => execute.preloadTool()),
+			preload: () => {
+				void loadExecute().then((execute) => execute.preloadTool());
+				return host.ensure();
+			},
 			open: () => host.open(),
 		},
 		{ name: "mcp", description: DESCRIPTION, parameters },

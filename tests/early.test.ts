@@ -148,7 +148,7 @@ function writer(session: Session) {
 		{
 			entries: () => session.config.servers,
 			runtime: () => session.runtime,
-			preload: () => undefined,
+			preload: async () => undefined,
 			open: async () => session,
 		},
 		() => true,

@@ -1,6 +1,6 @@
 /**
- * What starting costs: registration and `session_start` load only the registration, configuration
- * and rendering modules; the rest of pi-mcp (actions, runtime, connect, errors, the SDK loader) loads on the first use of the
+ * What starting costs: registration loads only the registration and rendering modules, and `session_start`
+ * without a UI nothing (the configuration is read on first use); the rest of pi-mcp (actions, runtime, connect, errors, the SDK loader) loads on the first use of the
  * tool or the command, and the MCP SDK when the model starts writing an `mcp` call (or a server
  * connects). Checked with module hooks in a child process (bench figure 1 measures the time).
  */
@@ -18,7 +18,7 @@ const run = promisify(execFile);
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
-test("registration and session_start load only index, session, the early start, config, schema, render, output and text; the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
+test("registration loads only index, session, the early start, render and text; session_start without a UI loads nothing (the configuration is read on first use); the first call loads the rest; the SDK loads when the model starts an mcp call", async () => {
 	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-startup-"));
 	dirs.push(dir);
 	const log = join(dir, "modules.log");
@@ -56,18 +56,10 @@ test("registration and session_start load only index, session, the early start, 
 	assert.deepEqual(phase(undefined, "-- registered"), [
 		"async.ts",
 		"catalog/requests.ts",
-		"config.ts",
-		"config/scan.ts",
-		"config/secrets.ts",
-		"config/values.ts",
 		"index.ts",
 		"output/redact.ts",
 		"output/text.ts",
 		"render.ts",
-		"schema.ts",
-		"schema/auth.ts",
-		"schema/fields.ts",
-		"schema/keys.ts",
 		"session.ts",
 		"tool/definition.ts",
 		"tool/early/listen.ts",
@@ -80,8 +72,12 @@ test("registration and session_start load only index, session, the early start, 
 		"catalog/hints.ts",
 		"catalog/listing.ts",
 		"catalog/status.ts",
+		"config.ts",
 		"config/identity.ts",
 		"config/safe-file.ts",
+		"config/scan.ts",
+		"config/secrets.ts",
+		"config/values.ts",
 		"errors.ts",
 		"output.ts",
 		"output/content.ts",
@@ -107,6 +103,10 @@ test("registration and session_start load only index, session, the early start, 
 		"runtime/transports.ts",
 		"runtime/validate.ts",
 		"runtime/visible-tools.ts",
+		"schema.ts",
+		"schema/auth.ts",
+		"schema/fields.ts",
+		"schema/keys.ts",
 		"schema/tool-filter.ts",
 		"sdk.ts",
 		"store.ts",

@@ -4,8 +4,10 @@
  * `tests/fixtures/startup.mjs`, modern) and a published server (`@modelcontextprotocol/server-everything`,
  * legacy). Each sample: `loadConfig` + `createRuntime` + one `tools/call`, timed to the result; the processes
  * the call started (Node's `child_process` diagnostics channel) and those still running after it (`/proc`).
+ * A third, reference mode: pinned with a bystander, a second process of the same server started beside it
+ * and left alone (killed after the call): what a second start costs on this machine, with no probe at all.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -59,9 +61,16 @@ export const AUTO_SERVERS: readonly AutoServer[] = [
 
 type Sample = Readonly<{ ms: number; used: number; left: number }>;
 
+/** A second process of `server`, started now and never spoken to (stdin stays open, so it keeps running). */
+function bystander(server: AutoServer): ChildProcess {
+	const { command, args, env } = server.entry as { command: string; args: string[]; env?: Record<string, string> };
+	return spawn(command, args, { env: { ...process.env, ...env }, stdio: ["pipe", "ignore", "ignore"] });
+}
+
 /** One first call: timed, with the processes it started and those left running after it. */
-async function firstCall(server: AutoServer, protocolVersion: string): Promise<Sample> {
+async function firstCall(server: AutoServer, protocolVersion: string, beside = false): Promise<Sample> {
 	const sandbox = await makeSandbox(`pi-bench-auto-${server.key}-`);
+	const other = beside ? bystander(server) : undefined;
 	try {
 		const entry = { ...server.entry, protocolVersion };
 		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: { [SERVER_NAME]: entry } }));
@@ -86,6 +95,7 @@ async function firstCall(server: AutoServer, protocolVersion: string): Promise<S
 			await runtime.dispose();
 		}
 	} finally {
+		other?.kill("SIGKILL");
 		await sandbox.cleanup();
 	}
 }
@@ -95,6 +105,9 @@ export type AutoResult = Readonly<{
 	auto: Summary;
 	pinned: Summary;
 	ratio: Summary;
+	/** Pinned with a bystander (a second start beside it, no probe), and auto ÷ that. */
+	beside: Summary;
+	besideRatio: Summary;
 	/** Most processes a first call started, and most left running after it: auto, pinned. */
 	used: Readonly<{ auto: number; pinned: number }>;
 	left: Readonly<{ auto: number; pinned: number }>;
@@ -105,9 +118,9 @@ export async function autoVersusPinned(config: BenchConfig): Promise<readonly Au
 	const rounds = config.pick(8, 1);
 	const results: AutoResult[] = [];
 	for (const server of AUTO_SERVERS) {
-		const seen: Record<"auto" | "pinned", Sample[]> = { auto: [], pinned: [] };
-		const measure = (mode: "auto" | "pinned") => async () => {
-			const sample = await firstCall(server, mode === "auto" ? "auto" : server.era);
+		const seen: Record<"auto" | "pinned" | "beside", Sample[]> = { auto: [], pinned: [], beside: [] };
+		const measure = (mode: "auto" | "pinned" | "beside") => async () => {
+			const sample = await firstCall(server, mode === "auto" ? "auto" : server.era, mode === "beside");
 			seen[mode].push(sample);
 			return sample.ms;
 		};
@@ -115,13 +128,16 @@ export async function autoVersusPinned(config: BenchConfig): Promise<readonly Au
 		await measure("pinned")();
 		seen.auto.length = 0;
 		seen.pinned.length = 0;
-		const samples = await interleave(rounds, { auto: measure("auto"), pinned: measure("pinned") });
+		seen.beside.length = 0;
+		const samples = await interleave(rounds, { auto: measure("auto"), pinned: measure("pinned"), beside: measure("beside") });
 		const most = (mode: "auto" | "pinned", key: "used" | "left") => Math.max(...seen[mode].map((sample) => sample[key]));
 		results.push({
 			server,
 			auto: summarize(samples.auto),
 			pinned: summarize(samples.pinned),
 			ratio: pairedRatios(samples.auto, samples.pinned),
+			beside: summarize(samples.beside),
+			besideRatio: pairedRatios(samples.auto, samples.beside),
 			used: { auto: most("auto", "used"), pinned: most("pinned", "used") },
 			left: { auto: most("auto", "left"), pinned: most("pinned", "left") },
 		});
@@ -135,7 +151,7 @@ export function autoLine(result: AutoResult): Line {
 	return {
 		name: `2 cold call auto vs pinned, ${server.label}`,
 		value: `auto ${formatSummary(result.auto, "ms")}, ${used.auto} processes started, ${left.auto} left`,
-		comparison: `baseline pinned to ${server.era} ${formatSummary(result.pinned, "ms")}, ${used.pinned} started, ${left.pinned} left; ratio ${formatSummary(result.ratio, "×")}`,
+		comparison: `baseline pinned to ${server.era} ${formatSummary(result.pinned, "ms")}, ${used.pinned} started, ${left.pinned} left; ratio ${formatSummary(result.ratio, "×")}; pinned with a bystander start ${formatSummary(result.beside, "ms")}, auto ÷ that ${formatSummary(result.besideRatio, "×")}`,
 		target: `≤ ${AUTO_TARGET}× pinned; ≤ 2 processes (1 pinned), 1 left after the call`,
 		verdict: verdict(ok),
 	};
@@ -143,11 +159,11 @@ export function autoLine(result: AutoResult): Line {
 
 export function autoRows(results: readonly AutoResult[]): string[] {
 	return [
-		"| server | auto | started / left | pinned | started / left | ratio (paired) |",
-		"|---|---|---|---|---|---|",
+		"| server | auto | started / left | pinned | started / left | ratio (paired) | pinned + bystander | auto ÷ that |",
+		"|---|---|---|---|---|---|---|---|",
 		...results.map(
 			(r) =>
-				`| ${r.server.label} | ${formatSummary(r.auto, "ms")} | ${r.used.auto} / ${r.left.auto} | ${r.server.era}: ${formatSummary(r.pinned, "ms")} | ${r.used.pinned} / ${r.left.pinned} | ${formatSummary(r.ratio, "×")} |`,
+				`| ${r.server.label} | ${formatSummary(r.auto, "ms")} | ${r.used.auto} / ${r.left.auto} | ${r.server.era}: ${formatSummary(r.pinned, "ms")} | ${r.used.pinned} / ${r.left.pinned} | ${formatSummary(r.ratio, "×")} | ${formatSummary(r.beside, "ms")} | ${formatSummary(r.besideRatio, "×")} |`,
 		),
 	];
 }

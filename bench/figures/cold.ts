@@ -248,6 +248,8 @@ export async function cold(config: BenchConfig): Promise<FigureResult> {
 		"**`auto` against the era pinned** (issue 49), the same runtime and call, in one run: the fixture, the fixture behind a",
 		"1.5 s sleep before it loads (`tests/fixtures/startup.mjs`, `FIXTURE_START_MS=1500`) and `@modelcontextprotocol/server-everything`",
 		"(stdio). Started = processes the call spawned (Node's `child_process` diagnostics channel); left = still running after it.",
+		"Pinned + bystander: the pinned call with a second process of the same server started beside it and never spoken to",
+		"(killed after the call): what a second start costs on this machine without any probe; auto ÷ that isolates the probe's own cost.",
 		"",
 		...autoRows(auto),
 		"",

@@ -11,12 +11,23 @@ import type { McpDetails } from "../render.ts";
 import type { CallUi } from "./confirm.ts";
 import type { parameters } from "./definition.ts";
 
+/**
+ * The configuration's modules, for the extension's first read of it too: loaded alone and before the rest,
+ * because Pi's loader hands a module that another import is still loading to a second importer half made
+ * (its own imports read as undefined).
+ */
+export const loadConfigModule = once(() => import("../config.ts"));
+
 const loadModules = once(() =>
-	Promise.all([import("../catalog/actions.ts"), import("../errors.ts"), import("../sdk.ts")]).then(([actions, errors, sdk]) => ({
-		actions,
-		errors,
-		sdk,
-	})),
+	loadConfigModule().then(() =>
+		Promise.all([import("../catalog/actions.ts"), import("../errors.ts"), import("../sdk.ts")]).then(
+			([actions, errors, sdk]) => ({
+				actions,
+				errors,
+				sdk,
+			}),
+		),
+	),
 );
 
 /** The dialog, imported once: overlapping calls must not import it twice at once (`loadSearch` says why). */

@@ -78,7 +78,7 @@ function writer(session: Session) {
 		{
 			entries: () => session.config.servers,
 			runtime: () => session.runtime,
-			preload: () => undefined,
+			preload: async () => undefined,
 			open: async () => session,
 		},
 		() => true,
@@ -268,7 +268,12 @@ describe("two calls streaming at once (alternating updates)", () => {
 		});
 		const session = { config: { servers: [entry("fx")], files: [] }, runtime } as unknown as Session;
 		const early = new EarlyStart(
-			{ entries: () => session.config.servers, runtime: () => runtime, preload: () => undefined, open: async () => session },
+			{
+				entries: () => session.config.servers,
+				runtime: () => runtime,
+				preload: async () => undefined,
+				open: async () => session,
+			},
 			() => true,
 			{ name: "mcp", description: DESCRIPTION, parameters },
 		);

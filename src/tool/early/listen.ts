@@ -58,7 +58,8 @@ export function withEarlyStart(pi: ExtensionAPI, calls: Calls, tool: ToolDefinit
 	// A host without an active-tool list (before Pi 1.6) has every registered tool active.
 	const active = () => typeof pi.getActiveTools !== "function" || pi.getActiveTools().includes("mcp");
 	const early = new Pending(async () => {
-		calls.preload(); // The SDK's load begins with the call, not after the early start's own.
+		// The SDK's load begins with the call, not after the early start's own; the configuration is read first.
+		await calls.preload();
 		const { EarlyStart } = await import("./start.ts");
 		return new EarlyStart(calls, active, tool);
 	});

@@ -181,7 +181,7 @@ export class EarlyStart {
 		if (!this.#active() || !this.#inner.entries().some(startable)) return;
 		if (this.#calls.size >= MAX_CALLS) this.ended([...this.#calls.keys()][0] ?? "");
 		this.#calls.set(id, new Written());
-		this.#inner.preload();
+		void this.#inner.preload();
 	}
 
 	#advance(id: string, args: Readonly<Record<string, unknown>>, complete: boolean, delta: unknown): void {
