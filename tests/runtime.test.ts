@@ -61,7 +61,7 @@ const text = (result: { content?: readonly { type: string; text?: string }[] }) 
 	(result.content ?? []).map((block) => block.text ?? "").join("");
 
 // Each test has its own servers and directory, and none measures time: the groups below run their tests at once,
-// except the slow SDK load's (a 1.5 s setup timeout), which runs alone.
+// except "setup timeouts" (0.5 s and 1.5 s), which run alone.
 describe("negotiation", { concurrency: true }, () => {
 	test("stdio auto → modern, with exactly two processes spawned and one alive after", async () => {
 		const h = await harness((log) => ({ fx: stdio(log) }));
@@ -244,20 +244,6 @@ describe("failures and teardown", { concurrency: true }, () => {
 		await h.cleanup();
 	});
 
-	test("setup is bounded by the timeout and the silent process is killed", async () => {
-		const h = await harness((log) => ({
-			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 500 },
-		}));
-		await assert.rejects(
-			h.runtime.call("silent", "x", {}),
-			/MCP server "silent" failed to start: setup did not finish within 500 ms\./,
-		);
-		const pids = startedPids(readWire(h.log));
-		assert.equal(pids.length, 1);
-		assert.equal(pidAlive(pids[0] as number), false);
-		await h.cleanup();
-	});
-
 	test("an SDK that cannot load fails the setup once, naming the server, and latches it", async () => {
 		// A damaged installation: Node cannot find the SDK's package. Before, the raw import error came
 		// back for every call and the server stayed "connecting" for good.
@@ -346,8 +332,22 @@ describe("failures and teardown", { concurrency: true }, () => {
 	});
 });
 
-// Alone: the server gets a 1.5 s setup timeout, which other tests running at once could eat into.
-describe("the setup timeout after a slow SDK load", () => {
+// Alone, one at a time: short setup timeouts (0.5 s, 1.5 s), which other tests running at once could eat into.
+describe("setup timeouts", () => {
+	test("setup is bounded by the timeout and the silent process is killed", async () => {
+		const h = await harness((log) => ({
+			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 500 },
+		}));
+		await assert.rejects(
+			h.runtime.call("silent", "x", {}),
+			/MCP server "silent" failed to start: setup did not finish within 500 ms\./,
+		);
+		const pids = startedPids(readWire(h.log));
+		assert.equal(pids.length, 1);
+		assert.equal(pidAlive(pids[0] as number), false);
+		await h.cleanup();
+	});
+
 	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
 		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
 		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
