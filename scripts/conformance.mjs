@@ -13,10 +13,14 @@
 //   - expected        listed in EXPECTED_FAILURES below, with the reason (printed)
 //   ✗ failed          anything else; the script then exits 1
 // The suite's own runner starts every scenario at once, which on two busy cores makes the clients
-// miss their probe and request timeouts (48 at once: 11 failures, 3 min 47 s); scenarios run here
-// `--concurrency` at a time instead (default 8), and a failure is re-run alone once (up to six per
-// line) before it counts. Measured on two cores shared with other work (load 15-40), both lines:
-// 4 at a time 307 s, 8 200 s, 16 192 s, none re-run.
+// miss their probe and request timeouts (48 at once: 11 failures, 3 min 47 s); scenarios run here one
+// CLI each, both lines in one pool, `--concurrency` at a time (default 8), and a failure is re-run
+// alone once (up to six per line) before it counts. The time is CPU (two cores): each run starts a CLI
+// and a client, so both are bundled once per run (see `bundle`): 184 s of CPU for both lines before,
+// about 100 s after, measured on the same busy machine. The suite's batches (`--suite all`,
+// `--requirements`: every scenario in one CLI, clients gated to 8 at once) saved about 15 s of CPU
+// more but ran slower on a busy machine (one process serves every scenario) and starved the batch's
+// first client past its 10 s probe: not used.
 // Prints one line per scenario, a summary per line (and the requirement list's), the time, and last,
 // summed over both lines, exactly:
 //   conformance: N passed, M failed, K expected failures, J not applicable
@@ -25,9 +29,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
+import { pathToFileURL } from "node:url";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const CLIENT = `${process.execPath} --import tsx scripts/conformance-client.ts`;
 const REVISION = "2026-07-28";
 
 /** Excluded by design: the multi-round-trip scenario's input request is an elicitation. */
@@ -83,11 +87,63 @@ const only = option("--line");
 const keep = option("--out");
 const out = keep ?? mkdtempSync(join(tmpdir(), "pi-mcp-conformance-"));
 
-/** Runs a conformance CLI; resolves to its output (its exit status only reflects the checks). */
+/**
+ * Bundles the client and both lines' CLIs into `dir`, once per run, with esbuild: the same source, one file
+ * each. A start otherwise resolves and compiles hundreds of modules again for every scenario: the client
+ * under `node --import tsx` about 1 s of CPU against 0.25 s bundled, a CLI 1.3 s against 0.55 s with the
+ * compile cache (measured on two busy cores). Every module keeps its own `import.meta.url` (the runtime
+ * starts its schema worker beside its source, the client reads package.json, the 0.2 CLI its requirement
+ * lists beside its dist); the two packages the client never loads (the keyring's native module: it uses the
+ * memory store; Pi: the client names its lock directory) stay outside, imported from where they are installed.
+ */
+async function bundle(dir, lines) {
+	const { build } = await import("esbuild").catch((error) => {
+		throw new Error(`esbuild (a devDependency) cannot be loaded; run npm ci: ${error.message}`);
+	});
+	const outside = ["@napi-rs/keyring", "@earendil-works/pi-coding-agent"];
+	const ownUrls = {
+		name: "own-module-urls",
+		setup(builder) {
+			builder.onResolve({ filter: new RegExp(`^(${outside.join("|")})$`) }, (args) => ({
+				path: import.meta.resolve(args.path),
+				external: true,
+			}));
+			// Ours, the 0.2 dist; any other module that names its own URL keeps it too.
+			builder.onLoad({ filter: /\.(m?js|ts)$/ }, (args) => {
+				const text = readFileSync(args.path, "utf8");
+				if (!text.includes("import.meta.url")) return undefined;
+				const contents = text.replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href));
+				return { contents, loader: args.path.endsWith(".ts") ? "ts" : "js" };
+			});
+		},
+	};
+	const entries = { client: join(ROOT, "scripts/conformance-client.ts") };
+	for (const line of lines) entries[`cli-${line.key}`] = join(ROOT, line.dir, "dist/index.js");
+	await build({
+		entryPoints: entries,
+		outdir: dir,
+		outExtension: { ".js": ".mjs" },
+		bundle: true,
+		platform: "node",
+		format: "esm",
+		target: `node${major}`,
+		// CommonJS dependencies inside an ES module bundle require Node's built-ins through this.
+		banner: {
+			js: 'import { createRequire as __bundleRequire } from "node:module"; const require = __bundleRequire(import.meta.url);',
+		},
+		plugins: [ownUrls],
+		logLevel: "error",
+	});
+	return (name) => join(dir, `${name}.mjs`);
+}
+
+/** Runs a conformance CLI (`line.cli`, bundled, or its dist); resolves to its output (its exit status only reflects the checks). */
 function cli(line, args, timeoutMs) {
 	return new Promise((resolve) => {
-		const child = spawn(process.execPath, [join(ROOT, line.dir, "dist/index.js"), ...args], {
+		const child = spawn(process.execPath, [line.cli ?? join(ROOT, line.dir, "dist/index.js"), ...args], {
 			cwd: ROOT,
+			// The CLI passes its environment on to the client: both start from Node's compile cache.
+			env: { ...process.env, ...(line.cache ? { NODE_COMPILE_CACHE: line.cache } : {}) },
 			stdio: ["ignore", "pipe", "pipe"],
 			detached: true,
 		});
@@ -166,21 +222,21 @@ function clientTail(path) {
 }
 
 /** One scenario run at `version` (the scenario's own default when undefined), into `dir`. */
-async function runOne(line, run, dir) {
+async function runOne(run, dir) {
 	const version = run.version ? ["--spec-version", run.version] : [];
-	const args = ["client", "--command", CLIENT, "--scenario", run.name, ...version];
-	await cli(line, [...args, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir], SCENARIO_TIMEOUT_MS + 15_000);
+	const args = ["client", "--command", run.line.client, "--scenario", run.name, ...version];
+	await cli(run.line, [...args, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", dir], SCENARIO_TIMEOUT_MS + 15_000);
 	return resultDirs(dir).get(run.name);
 }
 
-/** Runs `runs` at most `concurrency` at a time; resolves to their result paths in order. */
-async function pool(line, runs, dir) {
+/** Runs `runs` (of any line) at most `concurrency` at a time; resolves to their result paths in order. */
+async function pool(runs) {
 	const paths = new Array(runs.length);
 	const next = { index: 0 };
 	const worker = async () => {
 		while (next.index < runs.length) {
 			const index = next.index++;
-			paths[index] = await runOne(line, runs[index], join(dir, String(index)));
+			paths[index] = await runOne(runs[index], runs[index].dir);
 		}
 	};
 	await Promise.all(Array.from({ length: Math.min(concurrency, runs.length) }, worker));
@@ -194,11 +250,12 @@ const indent = (text) =>
 		.join("\n");
 
 /**
- * Judges the runs at `indices` (re-running a failure alone once; `solos` keeps those re-runs for the
- * next list), prints a line each; returns the tally.
+ * Judges the runs at `indices` of a line's `plan` (re-running a failure alone once; `solos` keeps those
+ * re-runs for the next list), prints a line each; returns the tally.
  */
-async function judge(line, { runs, paths, solos }, indices, dir, expected, quiet = false) {
+async function judge({ line, runs, paths, solos }, indices, quiet = false) {
 	const totals = { passed: 0, failed: 0, expected: 0, na: 0 };
+	const expected = EXPECTED_FAILURES[line.key];
 	const log = (text) => (quiet ? undefined : console.log(text));
 	for (const index of indices) {
 		const run = runs[index];
@@ -215,7 +272,7 @@ async function judge(line, { runs, paths, solos }, indices, dir, expected, quiet
 			continue;
 		}
 		if (first.status === "failed" && !solos.has(index) && solos.size < MAX_SOLO_RUNS) {
-			solos.set(index, await runOne(line, run, join(dir, `solo-${index}`)));
+			solos.set(index, await runOne(run, join(out, line.key, `solo-${index}`)));
 		}
 		const again = first.status === "failed" ? solos.get(index) : undefined;
 		const final = again === undefined ? first : verdict(again);
@@ -239,54 +296,77 @@ async function judge(line, { runs, paths, solos }, indices, dir, expected, quiet
 
 const summary = (t) => `${t.passed} passed, ${t.failed} failed, ${t.expected} expected failures, ${t.na} not applicable`;
 
-/** Runs one line (and its requirement list); prints its results; returns its tallies. */
-async function runLine(line) {
+/** A line's scenarios (its whole list and its requirement list's, listed at once), each run at its wire. */
+async function plan(line) {
 	const version = JSON.parse(readFileSync(join(ROOT, line.dir, "package.json"), "utf8")).version;
-	const scenarios = await listScenarios(line);
-	const required = line.requirements ? await listScenarios(line, ["--requirements", line.requirements]) : [];
+	const [scenarios, required] = await Promise.all([
+		listScenarios(line),
+		line.requirements ? listScenarios(line, ["--requirements", line.requirements]) : [],
+	]);
 	// The required scenarios run at the revision's wire (as `--requirements` runs them), the others at
 	// their own version (the newest they name before it; 0.1.16 covers the older wire of most of them).
 	const wire = new Set(required.map((item) => item.name));
-	const runs = scenarios.map((item) =>
-		wire.has(item.name) ? { name: item.name, version: line.requirements } : { name: item.name },
-	);
-	const dir = join(out, line.key);
-	const started = Date.now();
-	const paths = await pool(line, runs, dir);
-	const expected = EXPECTED_FAILURES[line.key];
-	console.log(`\nconformance ${version}: ${scenarios.length} client scenarios, ${concurrency} at a time`);
-	const done = { runs, paths, solos: new Map() };
-	const all = await judge(line, done, [...scenarios.keys()], dir, expected);
+	const runs = scenarios.map((item, index) => ({
+		line,
+		name: item.name,
+		...(wire.has(item.name) ? { version: line.requirements } : {}),
+		dir: join(out, line.key, String(index)),
+	}));
+	return { line, version, scenarios, required, runs };
+}
+
+/** Judges one line's runs (and its requirement list's); prints its results; returns its tallies. */
+async function judgeLine(planned) {
+	const { line, version, scenarios, required, runs } = planned;
+	console.log(`\nconformance ${version}: ${scenarios.length} client scenarios`);
+	const all = await judge(planned, [...scenarios.keys()]);
 	const tallies = [{ label: `conformance ${version}, all ${scenarios.length}`, totals: all }];
 	if (required.length > 0) {
 		const at = (name) => runs.findIndex((run) => run.name === name);
 		const req = await judge(
-			line,
-			done,
+			planned,
 			required.map((item) => at(item.name)),
-			dir,
-			expected,
 			true,
 		);
 		const label = `conformance ${version}, the ${required.length} scenarios ${line.requirements} requires`;
 		tallies.push({ label, totals: req, subset: true });
 	}
-	const seconds = Math.round((Date.now() - started) / 1000);
-	for (const tally of tallies) tally.seconds = seconds;
 	return tallies;
 }
 
+const bundled = mkdtempSync(join(tmpdir(), "pi-mcp-conformance-bundle-"));
 try {
 	const started = Date.now();
-	const tallies = [];
-	for (const line of LINES.filter((candidate) => only === undefined || candidate.key === only)) {
+	const seconds = (since) => `${((Date.now() - since) / 1000).toFixed(1)} s`;
+	const lines = LINES.filter((candidate) => only === undefined || candidate.key === only).map((line) => ({ ...line }));
+	for (const line of lines) {
 		if (!existsSync(join(ROOT, line.dir, "dist/index.js"))) throw new Error(`${line.dir} is not installed; run npm ci`);
-		tallies.push(...(await runLine(line)));
 	}
+	// Listing (with each line's own dist) and bundling at once; then both lines' runs in one pool.
+	const [bundles, ...plans] = await Promise.all([bundle(bundled, lines), ...lines.map(plan)]);
+	const cache = join(bundled, "compile-cache");
+	for (const planned of plans) {
+		Object.assign(planned.line, {
+			cli: bundles(`cli-${planned.line.key}`),
+			client: `${process.execPath} ${bundles("client")}`,
+			cache,
+		});
+	}
+	console.log(`bundled and listed in ${seconds(started)}`);
+	const runs = plans.flatMap((planned) => planned.runs);
+	const pooled = Date.now();
+	const paths = await pool(runs);
+	console.log(`${runs.length} scenario runs, ${concurrency} at a time, in ${seconds(pooled)}`);
+	const tallies = [];
+	const judged = Date.now();
+	for (const planned of plans) {
+		Object.assign(planned, { paths: planned.runs.map((run) => paths[runs.indexOf(run)]), solos: new Map() });
+		tallies.push(...(await judgeLine(planned)));
+	}
+	const solos = plans.reduce((sum, planned) => sum + planned.solos.size, 0);
 	console.log("");
-	for (const { label, totals, seconds, subset } of tallies) {
-		console.log(`${label}: ${summary(totals)}${subset ? "" : ` (${seconds} s)`}`);
-	}
+	if (solos > 0) console.log(`${solos} failed runs re-run alone in ${seconds(judged)}`);
+	for (const { label, totals } of tallies) console.log(`${label}: ${summary(totals)}`);
 	// The requirement lists are subsets of their line's runs: counted once, in the line.
 	const total = { passed: 0, failed: 0, expected: 0, na: 0 };
 	for (const { totals } of tallies.filter((tally) => !tally.subset))
@@ -298,5 +378,6 @@ try {
 	console.error(`conformance: ${error instanceof Error ? error.message : String(error)}`);
 	process.exitCode = 2;
 } finally {
+	rmSync(bundled, { recursive: true, force: true });
 	if (keep === undefined) rmSync(out, { recursive: true, force: true });
 }

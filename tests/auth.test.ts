@@ -10,9 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type AuthProvider, Client, InsufficientScopeError, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { newDpopKey } from "../src/auth/dpop.ts";
 import { KeyringUnavailable, memoryStore, type SecretStore } from "../src/auth/keyring.ts";
-import { parseRecord, recordAccount, serializeRecord } from "../src/auth/record.ts";
+import { parseRecord, recordAccount } from "../src/auth/record.ts";
 import { createAuth } from "../src/auth.ts";
 import type { Auth } from "../src/contracts.ts";
 import { AuthorizationRequired, AuthRequired, SetupFailed } from "../src/errors.ts";
@@ -663,28 +662,6 @@ describe("bearer", { timeout: 60_000 }, () => {
 		);
 		assert.equal(await none.auth.credentialState(config), "bearer token: MCP_TOKEN is not set");
 		assert.equal(await none.auth.prepare(httpServer("open", rs().mcpUrl.href)), undefined);
-	});
-});
-
-describe("the record format", () => {
-	const tokens = { access_token: "a-token", token_type: "Bearer" };
-	test("version-1 records (no DPoP key) are still read, and written as version 1", () => {
-		const v1 = parseRecord(JSON.stringify({ version: 1, tokens, updatedAt: 5 }));
-		assert.equal(v1?.tokens?.access_token, "a-token");
-		assert.equal(v1?.dpop, undefined);
-		assert.equal(JSON.parse(serializeRecord({ version: 1, tokens, updatedAt: 6 })).version, 1);
-		// A key in a version-1 record is not one (only version 2 carries keys).
-		const key = newDpopKey("ES256");
-		assert.equal(parseRecord(JSON.stringify({ version: 1, tokens, dpop: key, updatedAt: 5 }))?.dpop, undefined);
-	});
-
-	test("a record with a DPoP key is version 2 (readers before DPoP skip it); one with a damaged key is no record", () => {
-		const key = newDpopKey("ES256");
-		const text = serializeRecord({ version: 1, tokens: { ...tokens, token_type: "DPoP" }, dpop: key, updatedAt: 7 });
-		assert.equal(JSON.parse(text).version, 2);
-		assert.deepEqual(parseRecord(text)?.dpop, key);
-		assert.equal(parseRecord(JSON.stringify({ version: 2, tokens, dpop: { alg: "HS256", jwk: {} }, updatedAt: 7 })), undefined);
-		assert.equal(parseRecord(JSON.stringify({ version: 3, tokens, updatedAt: 7 })), undefined);
 	});
 });
 

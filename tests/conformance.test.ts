@@ -37,7 +37,8 @@ function counts(output: string, label: RegExp): { passed: number; failed: number
 	return { passed, failed, expected, na };
 }
 
-// Both lines, eight scenarios at a time: 3-5 min on two cores busy with other work.
+// Both lines, eight scenarios at a time (client and CLIs bundled once): about 100 s of CPU, so ~50 s on two
+// quiet cores, ~2 min on busy ones.
 test("conformance suite: every in-scope client scenario passes on both lines", { timeout: 900_000 }, async (t) => {
 	const { code, output } = await run();
 	t.diagnostic(output.trimEnd());

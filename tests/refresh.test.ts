@@ -1,8 +1,12 @@
 /**
  * Refreshes that never race, against real parts: oidc-provider with refresh-token rotation and
  * reuse detection (a spent refresh token revokes the grant), the real Secret Service, and real
- * processes (tests/fixtures/refresh-worker.ts: its own auth with `keyringStore()`, the shared lock
- * directory, the SDK client with only the narrow AuthProvider, one `whoami`). Run under the wrapper:
+ * processes (tests/fixtures/refresh-worker.ts: per command a fresh auth with `keyringStore()`, the shared
+ * lock directory, the SDK client with only the narrow AuthProvider, one `whoami`). A pool of four such
+ * processes serves every test (four racing processes prove single flight as well as eight did: the race
+ * is between processes, and the commands reach all four at once); only the SIGKILLed holder is extra.
+ * A logout against a refresh in flight (#39) is here too: the same server, keyring and processes.
+ * Run under the wrapper:
  *   bash scripts/with-keyring.sh node --import tsx --test tests/refresh.test.ts
  */
 import assert from "node:assert/strict";
@@ -39,7 +43,8 @@ type Rs = {
 
 const WORKER = "tests/fixtures/refresh-worker.ts";
 const store = keyringStore();
-const state: { rs?: Rs; agentDir?: string; lockDir?: string; accounts: string[] } = { accounts: [] };
+const POOL = 4;
+const state: { rs?: Rs; agentDir?: string; lockDir?: string; accounts: string[]; pool: Worker[] } = { accounts: [], pool: [] };
 const cleanups: (() => Promise<unknown>)[] = [];
 
 before(async () => {
@@ -50,6 +55,7 @@ before(async () => {
 	state.rs = (await startProtectedMcp()) as Rs;
 	state.agentDir = await mkdtemp(join(tmpdir(), "pi-mcp-agent-"));
 	state.lockDir = join(state.agentDir, "mcp-locks");
+	state.pool = await started(POOL);
 });
 
 after(async () => {
@@ -61,6 +67,14 @@ after(async () => {
 });
 
 const rs = (): Rs => state.rs as Rs;
+const pool = (): Worker[] => state.pool;
+
+/** `count` worker processes, loaded and waiting for commands. */
+async function started(count: number): Promise<Worker[]> {
+	const workers = Array.from({ length: count }, () => startWorker(WORKER, []));
+	await Promise.all(workers.map((w) => w.next("up")));
+	return workers;
+}
 const lockDir = (): string => state.lockDir as string;
 const hash = (value: string | undefined) => (value ? createHash("sha256").update(value).digest("hex").slice(0, 16) : undefined);
 
@@ -129,16 +143,24 @@ async function expire(account: string): Promise<CredentialRecord> {
 	return expired;
 }
 
-function worker(name: string, extra: Partial<WorkerArgs> = {}, server = rs()): Worker {
+/** One command sent to a worker: its events are those from `from` on. */
+type Job = Readonly<{ worker: Worker; from: number }>;
+
+/** Sends `worker` the command to use server `name` once (the command is the go: the process is up). */
+function run(worker: Worker, name: string, extra: Partial<WorkerArgs> = {}, server = rs()): Job {
+	const from = worker.events.length;
 	const args: WorkerArgs = { url: server.mcpUrl.href, name, lockDir: lockDir(), ...extra };
-	return startWorker(WORKER, [JSON.stringify(args)]);
+	worker.send(JSON.stringify(args));
+	return { worker, from };
 }
 
-/** Waits until every worker is ready, then lets them all go at once; their results, in order. */
-async function together(workers: readonly Worker[], timeoutMs?: number) {
-	for (const w of workers) await w.next("ready");
-	for (const w of workers) w.send("go");
-	return Promise.all(workers.map((w) => w.next("result", timeoutMs)));
+const resultOf = (job: Job, timeoutMs?: number) => job.worker.next("result", timeoutMs, job.from);
+const refreshedIn = (job: Job) => job.worker.events.slice(job.from).some((e) => e.event === "refreshing");
+
+/** Sends every worker its command at once; the jobs and their results, in order. */
+async function together(name: string, extra: (i: number) => Partial<WorkerArgs>, server = rs(), workers = pool()) {
+	const jobs = workers.map((w, i) => run(w, name, extra(i), server));
+	return { jobs, results: await Promise.all(jobs.map((job) => resultOf(job, 120_000))) };
 }
 
 async function connect(config: ServerConfig, auth: Auth): Promise<Client> {
@@ -174,12 +196,11 @@ function assertAllSucceeded(results: WorkerEvent[], record: CredentialRecord | u
 }
 
 describe("cross-process refresh", { timeout: 600_000 }, () => {
-	test("8 processes with one expired record call at once: one refresh grant, all succeed, grant intact", async () => {
+	test("4 processes with one expired record call at once: one refresh grant, all succeed, grant intact", async () => {
 		const { account, record: signed } = await signIn("eight");
 		const expired = await expire(account);
 		const since = mark();
-		const workers = Array.from({ length: 8 }, () => worker("eight", { waitGo: true }));
-		const results = await together(workers);
+		const { jobs, results } = await together("eight", () => ({}));
 		const seen = since();
 		const stored = await readRecord(store, account);
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
@@ -188,11 +209,11 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assert.notEqual(stored?.tokens?.refresh_token, expired.tokens?.refresh_token, "rotated");
 		assert.notEqual(stored?.tokens?.refresh_token, signed.tokens?.refresh_token);
 		assertAllSucceeded(results, stored);
-		assert.equal(workers.filter((w) => w.events.some((e) => e.event === "refreshing")).length, 1, "one process refreshed");
+		assert.equal(jobs.filter(refreshedIn).length, 1, "one process refreshed");
 		assert.deepEqual(await lockFiles(), [], "no lock file left");
 	});
 
-	test("tokens valid 10 s: 8 processes make exactly one refresh grant (a token just received is never expired)", async () => {
+	test("tokens valid 10 s: 4 processes make exactly one refresh grant (a token just received is never expired)", async () => {
 		// With a fixed 30 s margin a 10 s token counts as expired the moment it arrives: every process
 		// and every request refreshed again. The margin is min(30 s, a quarter of the lifetime).
 		const short = (await startProtectedMcp({ accessTokenTTL: 10 })) as Rs;
@@ -200,8 +221,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		const { account } = await signIn("short-lived", short);
 		await expire(account);
 		const since = mark(short);
-		const workers = Array.from({ length: 8 }, () => worker("short-lived", { waitGo: true }, short));
-		const results = await together(workers);
+		const { results } = await together("short-lived", () => ({}), short);
 		const seen = since();
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
 		assert.deepEqual(seen.revoked, []);
@@ -210,25 +230,20 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		assert.deepEqual(await lockFiles(), []);
 	});
 
-	test("the same with the processes started and released in a random order", async (t) => {
+	test("the same with the processes released in a random order, with random gaps", async (t) => {
 		const { seed, random, shuffle } = seeded();
 		t.diagnostic(`jitter seed ${seed}; PI_MCP_TEST_SEED=${seed} replays this order`);
 		const { account } = await signIn("shuffled");
 		for (const round of [1, 2]) {
 			await expire(account);
 			const since = mark();
-			const workers: Worker[] = [];
-			// Jitter on purpose (not a wait for something): starts and releases spread over varied gaps.
-			for (const _ of Array.from({ length: 8 })) {
-				workers.push(worker("shuffled", { waitGo: true }));
+			const jobs: Job[] = [];
+			// Jitter on purpose (not a wait for something): releases spread over varied gaps.
+			for (const w of shuffle([...pool()])) {
+				jobs.push(run(w, "shuffled"));
 				await jitter(random() * 40);
 			}
-			for (const w of workers) await w.next("ready");
-			for (const w of shuffle(workers)) {
-				w.send("go");
-				await jitter(random() * 30);
-			}
-			const results = await Promise.all(workers.map((w) => w.next("result")));
+			const results = await Promise.all(jobs.map((job) => resultOf(job)));
 			const seen = since();
 			assert.equal(seen.refreshGrants, 1, `round ${round} (seed ${seed}): ${JSON.stringify(seen)}`);
 			assert.deepEqual(seen.revoked, []);
@@ -238,14 +253,11 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		}
 	});
 
-	test("negative control: 8 processes that do not share a lock directory trigger reuse detection", async () => {
+	test("negative control: 4 processes that do not share a lock directory trigger reuse detection", async () => {
 		const { account } = await signIn("unshared");
 		await expire(account);
 		const since = mark();
-		const workers = Array.from({ length: 8 }, (_, i) =>
-			worker("unshared", { waitGo: true, lockDir: join(state.agentDir as string, `private-${i}`) }),
-		);
-		const results = await together(workers);
+		const { results } = await together("unshared", (i) => ({ lockDir: join(state.agentDir as string, `private-${i}`) }));
 		const seen = since();
 		const attempts = seen.refreshGrants + seen.errors.filter((error) => error.startsWith("refresh_token")).length;
 		assert.ok(attempts > 1, `more than one refresh reached the server: ${JSON.stringify(seen)}`);
@@ -260,28 +272,29 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		const { account, record } = await signIn("stalled");
 		await expire(account);
 		const since = mark();
-		const holder = worker("stalled", { gate: "stdin" });
-		await holder.next("refreshing");
+		const [holder, ...others] = pool() as [Worker, Worker, Worker, Worker];
+		const held = run(holder, "stalled", { gate: "stdin" });
+		await holder.next("refreshing", undefined, held.from);
 		const lockPath = join(lockDir(), `${account}.lock`);
-		const held = await readFile(lockPath, "utf8");
+		const lockText = await readFile(lockPath, "utf8");
 
 		// What a lock file holds: pid, host, time and nonce; no secret; private modes.
 		assert.equal((await stat(lockDir())).mode & 0o777, 0o700);
 		assert.equal((await stat(lockPath)).mode & 0o777, 0o600);
-		const owner = JSON.parse(held);
+		const owner = JSON.parse(lockText);
 		assert.deepEqual(Object.keys(owner), ["pid", "host", "createdAt", "nonce", "bootId", "startTime"]);
 		assert.equal(owner.pid, holder.pid);
 		assert.equal(owner.host, hostname());
 		const stored = await readRecord(store, account);
 		for (const secret of [record.tokens?.access_token, record.tokens?.refresh_token, stored?.tokens?.refresh_token]) {
 			assert.ok(secret && secret.length > 10);
-			assert.equal(held.includes(secret), false, "no token in the lock file");
+			assert.equal(lockText.includes(secret), false, "no token in the lock file");
 		}
 
 		process.kill(holder.pid, "SIGSTOP");
-		const impatient = Array.from({ length: 3 }, () => worker("stalled", { lockTimeoutMs: 2000 }));
-		const patient = Array.from({ length: 2 }, () => worker("stalled", { lockTimeoutMs: 60_000 }));
-		const failures = await Promise.all(impatient.map((w) => w.next("result")));
+		const impatient = others.slice(0, 2).map((w) => run(w, "stalled", { lockTimeoutMs: 2000 }));
+		const patient = others.slice(2).map((w) => run(w, "stalled", { lockTimeoutMs: 60_000 }));
+		const failures = await Promise.all(impatient.map((job) => resultOf(job)));
 		for (const failure of failures) {
 			assert.equal(failure.ok, false);
 			assert.equal(failure.error, "SetupFailed");
@@ -295,9 +308,9 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 				),
 			);
 		}
-		assert.equal(await readFile(lockPath, "utf8"), held, "nothing stolen");
+		assert.equal(await readFile(lockPath, "utf8"), lockText, "nothing stolen");
 		assert.equal(
-			patient.some((w) => w.events.some((e) => e.event === "result")),
+			patient.some((job) => job.worker.events.slice(job.from).some((e) => e.event === "result")),
 			false,
 			"the patient ones still wait",
 		);
@@ -305,7 +318,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 
 		process.kill(holder.pid, "SIGCONT");
 		holder.send("go");
-		const results = await Promise.all([holder, ...patient].map((w) => w.next("result")));
+		const results = await Promise.all([held, ...patient].map((job) => resultOf(job)));
 		const seen = since();
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
 		assert.deepEqual(seen.revoked, []);
@@ -318,20 +331,21 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		const { account } = await signIn("killed");
 		await expire(account);
 		const since = mark();
-		const holder = worker("killed", { gate: "forever" });
-		await holder.next("refreshing");
+		// The one process started for one test: it dies here. The pool then races for its lock.
+		const holder = (await started(1))[0] as Worker;
+		const held = run(holder, "killed", { gate: "forever" });
+		await holder.next("refreshing", undefined, held.from);
 		holder.child.kill("SIGKILL");
 		await holder.exited;
 		const lockPath = join(lockDir(), `${account}.lock`);
 		assert.equal(JSON.parse(await readFile(lockPath, "utf8")).pid, holder.pid, "the dead holder's lock is left behind");
 		// Without the reclaim they would all fail with the dead holder's pid after the timeout.
-		const workers = Array.from({ length: 4 }, () => worker("killed", { waitGo: true, lockTimeoutMs: 60_000 }));
-		const results = await together(workers, 120_000);
+		const { jobs, results } = await together("killed", () => ({ lockTimeoutMs: 60_000 }));
 		const seen = since();
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
 		assert.deepEqual(seen.revoked, []);
 		assert.deepEqual(seen.errors, []);
-		assert.equal(workers.filter((w) => w.events.some((e) => e.event === "refreshing")).length, 1);
+		assert.equal(jobs.filter(refreshedIn).length, 1);
 		assertAllSucceeded(results, await readRecord(store, account));
 		assert.deepEqual(await lockFiles(), [], "no lock, guard or staging file left");
 	});
@@ -350,8 +364,7 @@ describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 		// Another process refreshes (for it the token has expired).
 		await expire(account);
 		const since = mark();
-		const other = worker("adopt-expired");
-		assert.equal((await other.next("result")).ok, true);
+		assert.equal((await resultOf(run(pool()[0] as Worker, "adopt-expired"))).ok, true);
 		assert.equal(since().refreshGrants, 1);
 		const rotated = await readRecord(store, account);
 		// Later, this session's token has expired too: it adopts the rotated one.
@@ -377,7 +390,7 @@ describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 		// Another process rotates the tokens.
 		await expire(account);
 		const since = mark();
-		assert.equal((await worker("adopt-401").next("result")).ok, true);
+		assert.equal((await resultOf(run(pool()[0] as Worker, "adopt-401"))).ok, true);
 		assert.equal(since().refreshGrants, 1);
 		const rotated = await readRecord(store, account);
 		const client = new Client({ name: "refresh-test", version: "0.0.0" }, { capabilities: {} });
@@ -450,6 +463,42 @@ describe("adopting rotated tokens in a session", { timeout: 300_000 }, () => {
 	});
 });
 
+describe("logout and a refresh in flight (#39, item 6; was tests/logout.test.ts)", { timeout: 300_000 }, () => {
+	test("logout waits for the refresh holding the lock; afterwards there is no record, and nothing brings it back", async () => {
+		const { config, account } = await signIn("logout-race");
+		await expire(account);
+		// Another process refreshes; its refresh grant is held until the next line.
+		const holder = pool()[0] as Worker;
+		const held = run(holder, "logout-race", { gate: "stdin" });
+		await holder.next("refreshing", undefined, held.from);
+
+		const logout = session().auth.logout(config);
+		// Not a speed check: without the lock, the removal is done well within this time.
+		const early = await Promise.race([
+			logout.then(
+				() => "done",
+				() => "done",
+			),
+			new Promise((resolve) => setTimeout(() => resolve("waiting"), 1000)),
+		]);
+		assert.equal(early, "waiting", "logout waits while a refresh holds the record's lock");
+
+		holder.send("go");
+		const refreshed = await resultOf(held);
+		assert.equal(refreshed.ok, true, `the refresh itself completed: ${refreshed.error}: ${refreshed.message}`);
+		assert.equal(await logout, true, "logout removed the record the refresh wrote");
+		assert.equal(await store.get(account), undefined, "no record after the logout");
+		assert.deepEqual(await lockFiles(), [], "no lock left");
+
+		// The next use asks to sign in again and stores nothing.
+		const again = await session()
+			.auth.prepare(config)
+			.catch((error: unknown) => error);
+		assert.ok(again instanceof AuthorizationRequired, String(again));
+		assert.equal(await store.get(account), undefined);
+	});
+});
+
 /** Every file under `dir` whose text contains `needle` (the key must be in none). */
 async function filesHolding(dir: string, needle: string): Promise<string[]> {
 	const entries = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
@@ -484,8 +533,8 @@ describe("DPoP-bound tokens (RFC 9449)", { timeout: 300_000 }, () => {
 		// Two processes find it expired: one refreshes (its proof made with the stored key), the other adopts.
 		await expire(account);
 		const since = mark(bound);
-		const workers = [worker("dpop", { waitGo: true }, bound), worker("dpop", { waitGo: true }, bound)];
-		const results = await together(workers);
+		const workers = pool().slice(0, 2);
+		const { results } = await together("dpop", () => ({}), bound, workers);
 		const seen = since();
 		const stored = await readRecord(store, account);
 		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));

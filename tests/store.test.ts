@@ -13,14 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { KEYRING_SERVICE, keyringStore } from "../src/auth/keyring.ts";
-import {
-	type CredentialRecord,
-	parseRecord,
-	readRecord,
-	recordAccount,
-	serializeRecord,
-	writeRecord,
-} from "../src/auth/record.ts";
+import { type CredentialRecord, parseRecord, readRecord, serializeRecord, writeRecord } from "../src/auth/record.ts";
 import { httpServer } from "./fixtures/oauth/config.ts";
 
 const run = promisify(execFile);
@@ -142,38 +135,6 @@ describe("keyringStore (real Secret Service)", { timeout: 60_000 }, () => {
 		// Extra fields are dropped on read, so they are never written back either.
 		const extra = parseRecord(JSON.stringify({ ...record, codeVerifier: "v", other: 1 }));
 		assert.deepEqual(extra, record);
-	});
-});
-
-describe("recordAccount", { timeout: 60_000 }, () => {
-	const base = httpServer("jira", "https://mcp.example.com/mcp", {
-		oauth: { issuer: "https://id.example.com", clientId: "c1", scope: "read", redirectUri: "http://127.0.0.1:8976/callback" },
-	});
-
-	test("a sha256 hex digest that reveals neither name nor endpoint, stable across calls", () => {
-		const first = recordAccount(base);
-		assert.match(first, /^[0-9a-f]{64}$/);
-		assert.equal(recordAccount({ ...base }), first);
-		assert.equal(first.includes("jira"), false);
-	});
-
-	test("changes with the name, the endpoint and each OAuth setting that changes the meaning", () => {
-		const first = recordAccount(base);
-		const oauth = base.oauth!;
-		const variants = [
-			{ ...base, name: "jira2" },
-			{ ...base, url: "https://mcp.example.com/other" },
-			{ ...base, oauth: { ...oauth, issuer: "https://id2.example.com" } },
-			{ ...base, oauth: { ...oauth, clientId: "c2" } },
-			{ ...base, oauth: { ...oauth, scope: "read write" } },
-			{ ...base, oauth: { ...oauth, grantType: "client_credentials" as const } },
-			{ ...base, oauth: { ...oauth, redirectUri: "http://127.0.0.1:8977/callback" } },
-		];
-		const accounts = new Set([first, ...variants.map(recordAccount)]);
-		assert.equal(accounts.size, variants.length + 1);
-		// Settings that do not change what the credentials mean keep the account.
-		assert.equal(recordAccount({ ...base, description: "x", requestTimeoutMs: 5 }), first);
-		assert.equal(recordAccount({ ...base, oauth: { ...oauth, clientSecretEnv: "OTHER" } }), first);
 	});
 });
 

@@ -75,7 +75,8 @@ export async function openShellRun(
 	signal: AbortSignal,
 	markOrOptions: string | OpenOptions = {},
 ): Promise<ShellRun> {
-	const { mark = randomUUID(), start = [] } = typeof markOrOptions === "string" ? { mark: markOrOptions } : markOrOptions;
+	const { mark = io.mark ?? randomUUID(), start = [] } =
+		typeof markOrOptions === "string" ? { mark: markOrOptions } : markOrOptions;
 	const agentDir = agentDirOf(io.env);
 	const config = await loadConfig({ agentDir, cwd: io.cwd, trusted: flags.approve, env: io.env });
 	const listeners: ((server: string, message: string, ok: boolean) => void)[] = [];
@@ -90,6 +91,7 @@ export async function openShellRun(
 		},
 		entry: (entry) => forThisRun(entry, mark, flags, start),
 		words: SHELL_WORDS,
+		transports: io.transports,
 	});
 	const session = await built.open();
 	return {

@@ -4,6 +4,7 @@
  */
 import { homedir } from "node:os";
 import { join } from "node:path";
+import type { Transports } from "../contracts.ts";
 import type { Words } from "../errors.ts";
 import { VERSION } from "../session.ts";
 
@@ -21,6 +22,10 @@ export type CliIo = Readonly<{
 	stdin: NodeJS.ReadableStream;
 	env: Readonly<Record<string, string | undefined>>;
 	cwd: string;
+	/** Where server connections come from; defaults to the real ones (a test hands in the SDK's in-memory pairs). */
+	transports?: Transports;
+	/** The run's mark, put on every server process it starts (`main` sets it; see `sweep`). */
+	mark?: string;
 }>;
 
 /** Where Pi keeps its agent files: `PI_CODING_AGENT_DIR` (with `~`), else `~/.pi/agent`. This is

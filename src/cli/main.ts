@@ -108,13 +108,13 @@ export async function main(
 	}
 	const edit =
 		command === "import"
-			? async () => (await import("./import.ts")).runImport(io, flags, args, signal)
+			? async (runIo: CliIo) => (await import("./import.ts")).runImport(runIo, flags, args, signal)
 			: command === "secret"
-				? async () => (await import("./secret.ts")).runSecret(io, flags, args, signal)
+				? async (runIo: CliIo) => (await import("./secret.ts")).runSecret(runIo, flags, args, signal)
 				: EDIT_COMMANDS[command];
 	if (edit) {
 		try {
-			return await edit(io, flags, args, rest, signal);
+			return await edit({ ...io, mark }, flags, args, rest, signal);
 		} catch (error) {
 			const { message, code, exit } = classify(error, signal);
 			return failure(io, json, message, code, exit);
