@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, type WireLine } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";
 
@@ -31,112 +31,115 @@ const text = (result: { content?: readonly { type: string; text?: string }[] }) 
 const receivers = (wire: readonly WireLine[], method: string) =>
 	new Set(wire.filter((l) => l.method === method).map((l) => l.pid));
 
-test("auto: the resident starts beside the probe sibling, before the probe is answered; one process survives", async () => {
-	const h = await harness((log) => ({ fx: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } } }));
-	assert.equal(text(await h.runtime.call("fx", "echo", { text: "hi" })), "[modern] hi");
-	assert.equal(h.runtime.status()[0]?.era, "modern");
-	const wire = readWire(h.log);
-	const pids = startedPids(wire);
-	assert.equal(pids.length, 2, "the probe sibling and the resident");
-	const resident = [...receivers(wire, "tools/list")];
-	assert.equal(resident.length, 1);
-	assert.deepEqual(pids.filter(pidAlive), resident, "only the resident survives the first call");
-	// The sibling got the probe and nothing else.
-	const sibling = pids.find((pid) => pid !== resident[0]);
-	assert.deepEqual(
-		wire.filter((line) => line.pid === sibling && line.method).map((line) => line.method),
-		["server/discover"],
-	);
-	// The two starts overlap: the resident began before the sibling had the probe (its start line may be
-	// written later on a loaded machine), and it heard nothing before the probe.
-	const probe = wire.find((line) => line.pid === sibling && line.method === "server/discover")?.at ?? 0;
-	const began = wire.find((line) => line.pid === resident[0] && line.event === "start")?.spawned ?? Number.POSITIVE_INFINITY;
-	assert.ok(began <= probe, `the resident began ${began - probe} ms after the probe reached the sibling`);
-	const heard = wire.find((line) => line.pid === resident[0] && line.method)?.at ?? 0;
-	assert.ok(heard >= probe, "the resident heard nothing before the probe");
-	await h.close();
-	assert.equal(pids.some(pidAlive), false, "nothing survives teardown");
-});
-
-test("auto: a server that exits on a pre-initialize request still works, in the legacy era", async () => {
-	const h = await harness((log) => ({ fragile: { command: node, args: [LEGACY_EXIT], env: { FIXTURE_LOG: log } } }));
-	assert.equal(text(await h.runtime.call("fragile", "hello", {})), "hello from legacy");
-	assert.equal(h.runtime.status()[0]?.era, "legacy");
-	const wire = readWire(h.log);
-	assert.equal(startedPids(wire).length, 2);
-	assert.equal(startedPids(wire).filter(pidAlive).length, 1);
-	assert.equal(receivers(wire, "initialize").size, 1);
-	await h.close();
-});
-
-test("a reconnect reuses the era found: one start, no sibling, no probe", async () => {
-	const h = await harness((log) => ({
-		modern: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } },
-		legacy: { command: node, args: [SERVER, "stdio", "--legacy-only"], env: { FIXTURE_LOG: `${log}.legacy` } },
-	}));
-	for (const [name, log, era] of [
-		["modern", h.log, "modern"],
-		["legacy", `${h.log}.legacy`, "legacy"],
-	] as const) {
-		await h.runtime.call(name, "echo", { text: "a" });
-		assert.equal(startedPids(readWire(log)).length, 2);
-		await h.runtime.reset(name);
-		assert.equal(text(await h.runtime.call(name, "echo", { text: "b" })), `[${era}] b`);
-		const wire = readWire(log);
-		assert.equal(startedPids(wire).length, 3, `${name}: the reconnect started one process`);
-		const last = startedPids(wire).at(-1);
-		const methods = wire.filter((line) => line.pid === last && line.method).map((line) => line.method);
-		// A legacy server gets no `server/discover` at all; a modern one one request to the resident itself.
+// Each test has its own servers, directory and wire log, and none measures time: they run at once.
+describe("auto for a stdio server, at the cost of one start", { concurrency: true }, () => {
+	test("auto: the resident starts beside the probe sibling, before the probe is answered; one process survives", async () => {
+		const h = await harness((log) => ({ fx: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } } }));
+		assert.equal(text(await h.runtime.call("fx", "echo", { text: "hi" })), "[modern] hi");
+		assert.equal(h.runtime.status()[0]?.era, "modern");
+		const wire = readWire(h.log);
+		const pids = startedPids(wire);
+		assert.equal(pids.length, 2, "the probe sibling and the resident");
+		const resident = [...receivers(wire, "tools/list")];
+		assert.equal(resident.length, 1);
+		assert.deepEqual(pids.filter(pidAlive), resident, "only the resident survives the first call");
+		// The sibling got the probe and nothing else.
+		const sibling = pids.find((pid) => pid !== resident[0]);
 		assert.deepEqual(
-			methods.slice(0, 2),
-			era === "modern" ? ["server/discover", "tools/list"] : ["initialize", "notifications/initialized"],
+			wire.filter((line) => line.pid === sibling && line.method).map((line) => line.method),
+			["server/discover"],
 		);
-		assert.equal(h.runtime.status().find((s) => s.name === name)?.era, era);
-	}
-});
+		// The two starts overlap: the resident began before the sibling had the probe (its start line may be
+		// written later on a loaded machine), and it heard nothing before the probe.
+		const probe = wire.find((line) => line.pid === sibling && line.method === "server/discover")?.at ?? 0;
+		const began = wire.find((line) => line.pid === resident[0] && line.event === "start")?.spawned ?? Number.POSITIVE_INFINITY;
+		assert.ok(began <= probe, `the resident began ${began - probe} ms after the probe reached the sibling`);
+		const heard = wire.find((line) => line.pid === resident[0] && line.method)?.at ?? 0;
+		assert.ok(heard >= probe, "the resident heard nothing before the probe");
+		await h.close();
+		assert.equal(pids.some(pidAlive), false, "nothing survives teardown");
+	});
 
-test("a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone", async () => {
-	const h = await harness((log, dir) => ({
-		locked: {
-			command: node,
-			args: [STARTUP, "stdio"],
-			// The resident tries the lock only once the sibling holds it: it loses every time.
-			env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_PIPED_LOSES: "1" },
-		},
-	}));
-	assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), "[modern] x");
-	const status = h.runtime.status()[0];
-	assert.equal(status?.state, "ready");
-	assert.equal(status?.era, "modern", "the sibling's answer still sets the era");
-	const wire = readWire(h.log);
-	const pids = startedPids(wire);
-	assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the first resident found the lock held");
-	assert.equal(pids.length, 3, "sibling, resident, resident again");
-	assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
-	assert.equal(text(await h.runtime.call("locked", "echo", { text: "y" })), "[modern] y");
-	await h.close();
-	assert.equal(pids.some(pidAlive), false);
-	assert.equal(existsSync(join(h.dir, "server.lock")), false);
-});
+	test("auto: a server that exits on a pre-initialize request still works, in the legacy era", async () => {
+		const h = await harness((log) => ({ fragile: { command: node, args: [LEGACY_EXIT], env: { FIXTURE_LOG: log } } }));
+		assert.equal(text(await h.runtime.call("fragile", "hello", {})), "hello from legacy");
+		assert.equal(h.runtime.status()[0]?.era, "legacy");
+		const wire = readWire(h.log);
+		assert.equal(startedPids(wire).length, 2);
+		assert.equal(startedPids(wire).filter(pidAlive).length, 1);
+		assert.equal(receivers(wire, "initialize").size, 1);
+		await h.close();
+	});
 
-test("a server that guards a lock file works whichever process takes the lock first", async () => {
-	for (let round = 0; round < 3; round++) {
-		const h = await harness((log, dir) => ({
-			locked: { command: node, args: [STARTUP, "stdio"], env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock") } },
+	test("a reconnect reuses the era found: one start, no sibling, no probe", async () => {
+		const h = await harness((log) => ({
+			modern: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log } },
+			legacy: { command: node, args: [SERVER, "stdio", "--legacy-only"], env: { FIXTURE_LOG: `${log}.legacy` } },
 		}));
-		assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })).endsWith("] x"), true);
-		const pids = startedPids(readWire(h.log));
+		for (const [name, log, era] of [
+			["modern", h.log, "modern"],
+			["legacy", `${h.log}.legacy`, "legacy"],
+		] as const) {
+			await h.runtime.call(name, "echo", { text: "a" });
+			assert.equal(startedPids(readWire(log)).length, 2);
+			await h.runtime.reset(name);
+			assert.equal(text(await h.runtime.call(name, "echo", { text: "b" })), `[${era}] b`);
+			const wire = readWire(log);
+			assert.equal(startedPids(wire).length, 3, `${name}: the reconnect started one process`);
+			const last = startedPids(wire).at(-1);
+			const methods = wire.filter((line) => line.pid === last && line.method).map((line) => line.method);
+			// A legacy server gets no `server/discover` at all; a modern one one request to the resident itself.
+			assert.deepEqual(
+				methods.slice(0, 2),
+				era === "modern" ? ["server/discover", "tools/list"] : ["initialize", "notifications/initialized"],
+			);
+			assert.equal(h.runtime.status().find((s) => s.name === name)?.era, era);
+		}
+	});
+
+	test("a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone", async () => {
+		const h = await harness((log, dir) => ({
+			locked: {
+				command: node,
+				args: [STARTUP, "stdio"],
+				// The resident tries the lock only once the sibling holds it: it loses every time.
+				env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_PIPED_LOSES: "1" },
+			},
+		}));
+		assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), "[modern] x");
+		const status = h.runtime.status()[0];
+		assert.equal(status?.state, "ready");
+		assert.equal(status?.era, "modern", "the sibling's answer still sets the era");
+		const wire = readWire(h.log);
+		const pids = startedPids(wire);
+		assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the first resident found the lock held");
+		assert.equal(pids.length, 3, "sibling, resident, resident again");
 		assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+		assert.equal(text(await h.runtime.call("locked", "echo", { text: "y" })), "[modern] y");
 		await h.close();
 		assert.equal(pids.some(pidAlive), false);
-	}
-});
+		assert.equal(existsSync(join(h.dir, "server.lock")), false);
+	});
 
-test("pinned to its era, a stdio server starts once", async () => {
-	const h = await harness((log) => ({
-		modern: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "2026-07-28" },
-	}));
-	assert.equal(text(await h.runtime.call("modern", "echo", { text: "p" })), "[modern] p");
-	assert.equal(startedPids(readWire(h.log)).length, 1);
-	await h.close();
+	test("a server that guards a lock file works whichever process takes the lock first", async () => {
+		for (let round = 0; round < 3; round++) {
+			const h = await harness((log, dir) => ({
+				locked: { command: node, args: [STARTUP, "stdio"], env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock") } },
+			}));
+			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })).endsWith("] x"), true);
+			const pids = startedPids(readWire(h.log));
+			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+			await h.close();
+			assert.equal(pids.some(pidAlive), false);
+		}
+	});
+
+	test("pinned to its era, a stdio server starts once", async () => {
+		const h = await harness((log) => ({
+			modern: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "2026-07-28" },
+		}));
+		assert.equal(text(await h.runtime.call("modern", "echo", { text: "p" })), "[modern] p");
+		assert.equal(startedPids(readWire(h.log)).length, 1);
+		await h.close();
+	});
 });

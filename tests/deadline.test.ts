@@ -15,7 +15,6 @@ import { memoryStore, type SecretStore } from "../src/auth/keyring.ts";
 import { createAuth } from "../src/auth.ts";
 import { loadConfig } from "../src/config.ts";
 import type { Auth, Credentials } from "../src/contracts.ts";
-import { SetupFailed } from "../src/errors.ts";
 import { createLoginService } from "../src/login/receiver.ts";
 import { createRuntime } from "../src/runtime.ts";
 import type { ServerConfig } from "../src/schema.ts";
@@ -94,7 +93,7 @@ function auth(store: SecretStore = memoryStore(), env: Record<string, string> = 
 
 const never = <T>() => new Promise<T>(() => undefined);
 
-describe("auth-phase requests stop with the setup signal", { timeout: 60_000 }, () => {
+describe("auth-phase requests stop with the setup signal", { timeout: 60_000, concurrency: true }, () => {
 	test("client credentials against a silent authorization server: prepare rejects and the connection is closed", async () => {
 		const silent = await silentServer();
 		const url = await protectedResource(silent.url);
@@ -202,43 +201,7 @@ describe("the deferred auth faces hand the setup's signal on", { timeout: 60_000
 	}
 });
 
-describe("the runtime bounds the credential phase", { timeout: 60_000 }, () => {
-	test("credentials that never come: the setup fails at its timeout naming the server, and dispose returns", async () => {
-		const stuck: Credentials = { prepare: never, stepUp: never, secrets: () => [] };
-		const sandbox = await makeSandbox();
-		cleanups.push(() => sandbox.cleanup());
-		await writeFile(
-			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({
-				mcpServers: {
-					a: { url: "http://127.0.0.1:9/mcp", auth: "bearer", bearerTokenEnv: "T", timeout: 1 },
-					b: { url: "http://127.0.0.1:9/mcp", auth: "bearer", bearerTokenEnv: "T", timeout: 60 },
-				},
-			}),
-		);
-		const config = await loadConfig({ agentDir: sandbox.agentDir, cwd: sandbox.cwd, trusted: false, env: { T: "t" } });
-		const runtime = createRuntime({
-			servers: config.servers,
-			env: { T: "t" },
-			clientInfo: { name: "t", version: "0" },
-			auth: stuck,
-		});
-		const error = await runtime.tools("a").then(
-			() => assert.fail("expected a setup failure"),
-			(e: unknown) => e,
-		);
-		assert.ok(error instanceof SetupFailed, String(error));
-		assert.match(error.message, /^MCP server "a" failed to start: setup did not finish within 1 s\./);
-		// b's setup would wait 60 s for its credentials: a reconnect and the shutdown do not wait for it.
-		const failed = (e: unknown) => (e instanceof Error ? e.message : String(e));
-		const pending = runtime.tools("b").then(() => "connected", failed);
-		await runtime.reset("b");
-		assert.match(await pending, /cancelled by a reconnect|reset/);
-		const again = runtime.tools("b").then(() => "connected", failed);
-		await runtime.dispose();
-		assert.match(await again, /session ended/);
-	});
-});
+// Credentials that never come, bounded by the setup timeout (the runtime alone): tests/fast/runtime-timers.test.ts.
 
 describe("a silent authorization server in a real Pi", { timeout: 120_000 }, () => {
 	test("timeout 1: the call fails naming the server and the timeout, and Pi exits", async () => {

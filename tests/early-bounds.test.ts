@@ -2,18 +2,13 @@
  * The early start's bounds (issue 17, item 2) and the search across servers that never waits on the
  * slowest (issue 20, items 1-2), in the real Pi with the faux model: nothing starts while `mcp` is not an
  * active tool or for `"earlyStart": false`; a server begun for a call Pi blocks or rejects is closed when
- * Pi reports that call's end; two calls streaming at once do their early work once each; a search
- * without a server starts every server while it is written, answers without the slow one, names it, and
- * a later search includes it.
+ * Pi reports that call's end; a search without a server starts every server while it is written,
+ * answers without the slow one, names it, and a later search includes it.
  */
 import assert from "node:assert/strict";
 import { writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
-import type { Runtime, Session } from "../src/contracts.ts";
-import type { ServerEntry } from "../src/schema.ts";
-import { DESCRIPTION, parameters } from "../src/tool/definition.ts";
-import { EarlyStart } from "../src/tool/early/start.ts";
 import { makeSandbox, runPiJson, type Step, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER, startedPids } from "./helpers/servers.ts";
 
@@ -56,7 +51,8 @@ async function runInPi(
 const echo = { tool: "mcp", args: { action: "call", server: "fx", tool: "echo", args: { text: "hi" } } };
 const status = { tool: "mcp", args: { action: "status" } };
 
-describe("the early start's bounds in a real Pi", () => {
+// Each test runs its own Pi and servers, and none measures time: three run at once (more would crowd two cores).
+describe("the early start's bounds in a real Pi", { concurrency: 3 }, () => {
 	test("a call another extension blocks: the server begun while it was written is closed at its end", async () => {
 		const { run, log } = await runInPi([echo, status, { text: "done" }], {
 			extensions: [BLOCK],
@@ -124,26 +120,18 @@ describe("the early start's bounds in a real Pi", () => {
 	});
 });
 
-describe("a search without a server", () => {
-	const servers = (log: string, slow?: number) => ({
-		a: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		b: { command: process.execPath, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		...(slow
-			? {
-					slow: {
-						command: "sh",
-						args: ["-c", `sleep ${slow}; exec "$0" "$@"`, process.execPath, SERVER, "stdio"],
-						env: { FIXTURE_LOG: log },
-						protocolVersion: "legacy",
-					},
-				}
-			: {}),
+describe("a search without a server", { concurrency: 3 }, () => {
+	const fixture = (log: string) => ({
+		command: process.execPath,
+		args: [SERVER, "stdio"],
+		env: { FIXTURE_LOG: log },
+		protocolVersion: "legacy",
 	});
 	const search = { tool: "mcp", args: { action: "tools", query: "echo text" } };
 
 	test("every server starts while the search is written", async () => {
 		const { run, log } = await runInPi([search, { text: "done" }], {
-			servers: (log) => servers(log),
+			servers: (log) => ({ a: fixture(log), b: fixture(log) }),
 			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
 		});
 		assert.equal(run.code, 0, run.stderr);
@@ -156,93 +144,53 @@ describe("a search without a server", () => {
 		assert.match(toolResults(run.events)[0]?.text ?? "", /across 2 servers/);
 	});
 
-	test("a slow server does not hold the result back, is named, and a later search includes it", async () => {
-		const wait = { tool: "bash", args: { command: "sleep 9" } };
-		const { run } = await runInPi([search, wait, search, { text: "done" }], {
-			servers: (log) => servers(log, 5),
+	// How long the search waits (the quiet gap, the budget, the first listing, 10 s): tests/fast/wait-search.test.ts.
+	test("a slow server does not hold the result back, is named, keeps starting, and a later search includes it", async () => {
+		// The slow server cannot start until the model's bash step opens its gate, then waits for its listing:
+		// no time is waited out, and the first search cannot have included it.
+		const gate = (log: string) => join(dirname(log), "gate");
+		const slowLog = (log: string) => join(dirname(log), "slow.log");
+		const open = {
+			tool: "bash",
+			args: {
+				command:
+					'touch "$GATE"; for i in $(seq 600); do grep -q \'"method":"tools/list"\' "$SLOW_LOG" 2>/dev/null && break; sleep 0.05; done',
+			},
+		};
+		const { run } = await runInPi([search, open, search, { text: "done" }], {
+			servers: (log) => ({
+				a: fixture(log),
+				b: fixture(log),
+				slow: {
+					...fixture(slowLog(log)),
+					command: "sh",
+					args: [
+						"-c",
+						'while [ ! -e "$1" ]; do sleep 0.05; done; shift; exec "$@"',
+						"sh",
+						gate(log),
+						process.execPath,
+						SERVER,
+						"stdio",
+					],
+				},
+			}),
 			// The call's end waits for a fast server's listing (a loaded machine may take seconds to start one).
-			env: (log) => ({ PI_FAUX_HOLD_FILE: log, PI_FAUX_HOLD_TEXT: '"method":"tools/list"' }),
+			env: (log) => ({
+				PI_FAUX_HOLD_FILE: log,
+				PI_FAUX_HOLD_TEXT: '"method":"tools/list"',
+				GATE: gate(log),
+				SLOW_LOG: slowLog(log),
+			}),
 		});
 		assert.equal(run.code, 0, run.stderr);
 		const [first, , second] = toolResults(run.events);
 		assert.match(first?.text ?? "", /across [12] servers?, best first/, "the fast servers' results, without the slow one");
-		assert.match(first?.text ?? "", /still starting, not searched: slow/);
+		assert.match(first?.text ?? "", /still starting, not searched: (b, )?slow \(search again in a moment/);
 		assert.match(second?.text ?? "", /across 3 servers/);
+		assert.match(second?.text ?? "", /\nslow\/echo /);
 		assert.doesNotMatch(second?.text ?? "", /still starting/);
 	});
-
-	const late = (log: string, seconds: number) => ({
-		command: "sh",
-		args: ["-c", `sleep ${seconds}; exec "$0" "$@"`, process.execPath, SERVER, "stdio"],
-		env: { FIXTURE_LOG: log },
-		protocolVersion: "legacy",
-	});
-
-	test("with none listed at the budget, the first server to list ends the wait; the other is named", async () => {
-		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: late(log, 2), two: late(log, 12) }) });
-		assert.equal(run.code, 0, run.stderr);
-		const [first] = toolResults(run.events);
-		assert.match(first?.text ?? "", /across 1 server, best first\n/);
-		assert.match(first?.text ?? "", /one\/echo/);
-		assert.match(first?.text ?? "", /still starting, not searched: two \(search again in a moment/);
-	});
-
-	test("with no server listed within 10 s, the search answers anyway and names every one still starting", async () => {
-		const { run } = await runInPi([search, { text: "done" }], { servers: (log) => ({ one: late(log, 14), two: late(log, 14) }) });
-		assert.equal(run.code, 0, run.stderr);
-		const [first] = toolResults(run.events);
-		assert.match(first?.text ?? "", /^No server has listed its tools within 10 s\n/);
-		assert.match(first?.text ?? "", /still starting, not searched: one, two \(search again in a moment/);
-	});
 });
 
-describe("two calls streaming at once (alternating updates)", () => {
-	test("each call's early work happens once", async () => {
-		const listings: string[] = [];
-		const runtime = {
-			status: () => [{ name: "fx", state: "idle" }],
-			request: async (server: string) => {
-				listings.push(server);
-				return { resources: [] };
-			},
-			reset: async () => undefined,
-		} as unknown as Runtime;
-		const entry = (name: string): ServerEntry => ({
-			name,
-			source: { kind: "user", path: "/x" },
-			enabled: true,
-			ignoredKeys: [],
-			config: { name } as unknown as NonNullable<ServerEntry["config"]>,
-		});
-		const session = { config: { servers: [entry("fx")], files: [] }, runtime } as unknown as Session;
-		const early = new EarlyStart(
-			{
-				entries: () => session.config.servers,
-				runtime: () => runtime,
-				preload: async () => undefined,
-				open: async () => session,
-			},
-			() => true,
-			{ name: "mcp", description: DESCRIPTION, parameters },
-		);
-		const update = (id: string, type: string, args: Record<string, unknown>, delta = "") =>
-			early.update({
-				type: "message_update",
-				assistantMessageEvent: {
-					type,
-					contentIndex: 0,
-					delta,
-					partial: { content: [{ type: "toolCall", id, name: "mcp", arguments: args }] },
-				},
-			} as never);
-		update("a", "toolcall_start", {});
-		update("b", "toolcall_start", {});
-		const args = { action: "resources", server: "fx", uri: "" };
-		for (let round = 0; round < 40; round += 1) {
-			update("a", "toolcall_delta", args);
-			update("b", "toolcall_delta", args);
-		}
-		await new Promise((resolve) => setImmediate(resolve));
-		assert.deepEqual(listings, ["fx", "fx"], "one early listing (and start) per call, not one per update");
-	});
-});
+// Two calls streaming at once (alternating updates), each call's early work once: tests/fast/runtime-early.test.ts.

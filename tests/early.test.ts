@@ -1,7 +1,7 @@
 /**
  * Connecting while the model writes the call (issue 15): which partial arguments name a server, the
- * runtime's early start (same shared setup, latched failures, nothing for disabled or unknown servers),
- * the output-schema check of the tool a streamed call names, compiled before the call (no request of its
+ * early start over real processes (the server begun for a call that names another is killed; its logic,
+ * over in-memory servers, is in tests/fast/runtime-early.test.ts), the output-schema check of the tool a streamed call names, compiled before the call (no request of its
  * own), and end to end in the real Pi: the server's own log shows it started before the call's streaming
  * ended, and a `status` call starts nothing.
  */
@@ -12,10 +12,8 @@ import { after, before, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
 import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import type { JsonSchemaType } from "@modelcontextprotocol/client";
-import { runAction } from "../src/catalog/actions.ts";
 import type { Runtime, Session } from "../src/contracts.ts";
 import { outputChecks } from "../src/runtime/validate.ts";
-import { indexOf } from "../src/search/rank.ts";
 import { DESCRIPTION, parameters } from "../src/tool/definition.ts";
 import { EarlyStart } from "../src/tool/early/start.ts";
 import {
@@ -32,7 +30,6 @@ import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./
 import {
 	CRASH,
 	count,
-	HANG,
 	LEGACY_EXIT,
 	pidAlive,
 	readWire,
@@ -288,9 +285,6 @@ describe("output-schema checks", () => {
 	});
 });
 
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content.map((block) => block.text ?? "").join("");
-
 const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
 	command: process.execPath,
 	args: [SERVER, "stdio"],
@@ -299,75 +293,9 @@ const fixture = (log: string, extra: Record<string, unknown> = {}) => ({
 	...extra,
 });
 
-describe("the early start's work for a call", () => {
-	test("starts the shared setup and the tool listing the call then joins: one process, one tools/list", async () => {
-		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
-		const { write, run } = writer(session);
-		await write("a", { action: "call", server: "fx", tool: "echo", args: { text: "early" } });
-		assert.equal(session.runtime.status()[0]?.state, "connecting");
-		const result = await run("a", "call", "fx").runtime.call("fx", "echo", { text: "early" });
-		assert.equal((result.content[0] as { text?: string }).text, "[legacy] early");
-		const wire = readWire(log);
-		assert.equal(count(wire, "start"), 1);
-		assert.equal(count(wire, "initialize"), 1);
-		assert.equal(count(wire, "tools/list"), 1);
-	});
-
-	test("a tools call uses the listing sent for it; a call without one lists anew", async () => {
-		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
-		const { write, run } = writer(session);
-		await write("a", { action: "tools", server: "fx" });
-		const listed = await run("a", "tools", "fx").runtime.tools("fx");
-		assert.ok(listed.some((tool) => tool.name === "echo"));
-		assert.equal(count(readWire(log), "tools/list"), 1, "the early listing was used");
-		await session.runtime.tools("fx");
-		assert.equal(count(readWire(log), "tools/list"), 2, "a call that had no early start lists anew");
-	});
-
-	test("for a ready server: a call being written lists nothing, a tools call lists once for itself", async () => {
-		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
-		const { write, run } = writer(session);
-		await session.runtime.tools("fx");
-		await write("a", { action: "call", server: "fx", tool: "echo", args: {} });
-		await run("a", "call", "fx").runtime.call("fx", "echo", {});
-		assert.equal(count(readWire(log), "tools/list"), 1, "a call or describe being written lists nothing");
-		await write("b", { action: "tools", server: "fx" });
-		const called = run("b", "tools", "fx").runtime;
-		await called.tools("fx");
-		await called.tools("fx");
-		assert.equal(count(readWire(log), "tools/list"), 2, "one listing for the tools call being written, which it uses");
-	});
-
-	test("a query's search index is built from the early listing, the very list the call gets", async () => {
-		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
-		const { write, run } = writer(session);
-		await write("a", { action: "tools", server: "fx", query: "echo" });
-		const tools = await run("a", "tools", "fx").runtime.tools("fx");
-		const built = indexOf([{ server: "fx", tools }]);
-		assert.equal(indexOf([{ server: "fx", tools }]), built, "one index per listing");
-		assert.deepEqual(
-			readWire(log).flatMap((line) => (line.method ? [line.method] : [])),
-			["initialize", "notifications/initialized", "tools/list"],
-			"no request but the early start's",
-		);
-	});
-
-	test("a failed early setup latches like a call's, and the call reports it", async () => {
-		const { log, session } = await harness((log) => ({
-			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		}));
-		const { write, run } = writer(session);
-		await write("a", { action: "read", server: "broken", uri: "x" });
-		await write("b", { action: "tools", server: "broken" });
-		await assert.rejects(run("b", "tools", "broken").runtime.tools("broken"), (error: Error) => {
-			assert.match(error.message, /MCP server "broken" failed to start: .*\n.*fixture crash: missing API_KEY/s);
-			return true;
-		});
-		assert.equal(session.runtime.status()[0]?.state, "failed");
-		await assert.rejects(session.runtime.call("broken", "echo", {}), /failed to start/);
-		assert.equal(count(readWire(log), "start"), 1, "latched: neither the second call written nor the call spawned again");
-	});
-
+// The early start's logic (shared setups and listings, latches, declines, cancels): tests/fast/runtime-early.test.ts.
+// Here, what needs a real process: the output check's compile, and the kill of a server begun for nothing.
+describe("the early start's work for a call", { concurrency: true }, () => {
 	test("the named tool's output check comes from the early listing, with no request of its own", async () => {
 		const { log, session } = await harness((log) => ({
 			out: {
@@ -392,99 +320,6 @@ describe("the early start's work for a call", () => {
 		await assert.rejects(runtime.call("out", "mismatch", {}), /does not match the tool's output schema/);
 	});
 
-	test("a call the user declined (confirm) is closed like a blocked one, unless another running call uses its server", async () => {
-		const { session } = await harness((log) => ({ fx: fixture(log) }));
-		const resets: string[] = [];
-		const runtime: Runtime = { ...session.runtime, reset: async (name) => void resets.push(name) };
-		const { early, write, run } = writer({ ...session, runtime });
-		const result = (declined: boolean) => ({ content: [], details: { action: "call", declined } });
-		await write("a", { action: "call", server: "fx", tool: "echo", args: {} });
-		run("a", "call", "fx");
-		early.ended("a", result(false));
-		assert.deepEqual(resets, [], "a call that ran keeps what was started for it");
-		await session.runtime.reset("fx");
-		await write("b", { action: "call", server: "fx", tool: "echo", args: {} });
-		run("b", "call", "fx");
-		run("c", "tools", "fx");
-		early.ended("b", result(true));
-		assert.deepEqual(resets, [], "another running call uses the server");
-		early.ended("c", result(false));
-		await session.runtime.reset("fx");
-		await write("d", { action: "call", server: "fx", tool: "echo", args: {} });
-		run("d", "call", "fx");
-		early.ended("d", result(true));
-		assert.deepEqual(resets, ["fx"], "what was started only for the declined call is closed");
-	});
-
-	test("a resources, templates or prompts call uses the listing its early start sent", async () => {
-		const { log, session } = await harness((log) => ({ fx: fixture(log) }));
-		const { write, run } = writer(session);
-		const sent = (method: string) => count(readWire(log), method);
-		await write("a", { action: "resources", server: "fx" });
-		assert.equal(session.runtime.status()[0]?.state, "connecting", "an idle server starts for it");
-		const listed = await runAction(run("a", "resources", "fx"), { action: "resources", server: "fx" }, undefined, undefined);
-		assert.match(textOf(listed), /^fx: 3 resources\n/);
-		assert.equal(sent("resources/list"), 1, "the call took the early listing");
-		await runAction(session, { action: "resources", server: "fx" }, undefined, undefined);
-		assert.equal(sent("resources/list"), 2, "a call without one lists");
-		await write("b", { action: "prompts", server: "fx" });
-		const other = run("b", "templates", "fx");
-		assert.match(
-			textOf(await runAction(other, { action: "templates", server: "fx" }, undefined, undefined)),
-			/fixture:\/\/items\/\{id\}/,
-		);
-		assert.equal(sent("resources/templates/list"), 1, "a held listing of another action is not taken");
-		assert.match(textOf(await runAction(other, { action: "prompts", server: "fx" }, undefined, undefined)), /greet/);
-		assert.equal(sent("prompts/list"), 1);
-		assert.equal(sent("start"), 1);
-	});
-
-	test("a call waiting for its early listing: a cancel ends the wait, a failure is the call's", async () => {
-		const { session } = await harness((log) => ({
-			stuck: { command: process.execPath, args: [HANG], env: { FIXTURE_LOG: log } },
-			broken: { command: process.execPath, args: [CRASH], env: { FIXTURE_LOG: log }, protocolVersion: "legacy" },
-		}));
-		const { write, run } = writer(session);
-		await write("a", { action: "prompts", server: "stuck" });
-		const controller = new AbortController();
-		setTimeout(() => controller.abort(), 100);
-		await assert.rejects(
-			runAction(run("a", "prompts", "stuck"), { action: "prompts", server: "stuck" }, controller.signal, undefined),
-			(error: Error & { reason?: string }) => {
-				assert.equal(error.message, 'the request to MCP server "stuck" was cancelled');
-				assert.equal(error.reason, "cancelled");
-				return true;
-			},
-		);
-		await write("b", { action: "resources", server: "broken" });
-		await assert.rejects(
-			runAction(run("b", "resources", "broken"), { action: "resources", server: "broken" }, undefined, undefined),
-			/MCP server "broken" failed to start: .*fixture crash: missing API_KEY/s,
-		);
-	});
-
-	test("starts nothing for a disabled, broken or unknown server", async () => {
-		const { log, session } = await harness((log) => ({
-			off: fixture(log, { enabled: false }),
-			bad: { command: 42 },
-			fx: fixture(log),
-		}));
-		const { write } = writer(session);
-		await write("a", { action: "call", server: "off", tool: "echo", args: {} });
-		await write("b", { action: "call", server: "bad", tool: "echo", args: {} });
-		await write("c", { action: "call", server: "nope", tool: "echo", args: {} });
-		assert.deepEqual(
-			session.runtime.status().map((status) => [status.name, status.state]),
-			[
-				["off", "disabled"],
-				["bad", "invalid"],
-				["fx", "idle"],
-			],
-		);
-		await session.runtime.dispose();
-		assert.deepEqual(readWire(log), []);
-	});
-
 	test("the executed call names another server: the one begun early is closed, the one used is kept (issue 39 item 12)", async () => {
 		const { log, session } = await harness((log) => ({ fx: fixture(log), fx2: fixture(log) }));
 		const { write, run } = writer(session);
@@ -506,7 +341,8 @@ describe("the early start's work for a call", () => {
 	});
 });
 
-describe("in a real Pi", () => {
+// Each test runs its own Pi and servers, and none measures time: three run at once (more would crowd two cores).
+describe("in a real Pi", { concurrency: 3 }, () => {
 	async function sandboxWith(
 		log: string,
 		sandbox: Sandbox,

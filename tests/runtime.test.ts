@@ -32,24 +32,6 @@ import { openSession } from "./helpers/session.ts";
 
 type Harness = Readonly<{ dir: string; log: string; runtime: Runtime; cleanup(): Promise<void> }>;
 
-/**
- * Connects `name` with one echo call. The server's `timeout` also bounds its setup, and a test
- * that needs a small timeout for its calls can see a spawn on a loaded machine outlast it; such a
- * setup failure is latched, so reset and try again (at most three times) before the test proper.
- */
-async function warm(runtime: Runtime, name: string): Promise<void> {
-	for (let attempt = 1; ; attempt++) {
-		const error = await runtime.call(name, "echo", { text: "warm" }).then(
-			() => undefined,
-			(caught: unknown) => caught,
-		);
-		if (error === undefined) return;
-		if (!(error instanceof SetupFailed) || !/within/.test(error.message) || attempt === 3) throw error;
-		console.log(`# ${name}: setup ran out of time on attempt ${attempt} (a loaded machine); retrying`);
-		await runtime.reset(name);
-	}
-}
-
 const node = process.execPath;
 const ROOT = new URL("..", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
@@ -78,7 +60,9 @@ const stdio = (log: string, extra: Record<string, unknown> = {}, flags: string[]
 const text = (result: { content?: readonly { type: string; text?: string }[] }) =>
 	(result.content ?? []).map((block) => block.text ?? "").join("");
 
-describe("negotiation", () => {
+// Each test has its own servers and directory, and none measures time: the groups below run their tests at once,
+// except "setup timeouts" (0.5 s and 1.5 s), which run alone.
+describe("negotiation", { concurrency: true }, () => {
 	test("stdio auto → modern, with exactly two processes spawned and one alive after", async () => {
 		const h = await harness((log) => ({ fx: stdio(log) }));
 		const result = await h.runtime.call("fx", "echo", { text: "hi" });
@@ -163,23 +147,8 @@ describe("negotiation", () => {
 	});
 });
 
-describe("concurrency", () => {
-	test("a timeout is reported as a timeout, not a cancel; progress keeps a long call alive", async () => {
-		const h = await harness((log) => ({ fx: stdio(log, { requestTimeoutMs: 2000 }) }));
-		await warm(h.runtime, "fx");
-		await assert.rejects(h.runtime.call("fx", "slow", { ms: 4000, steps: 1 }), (error: Error) => {
-			assert.ok(error instanceof CallFailed);
-			assert.equal(error.reason, "timeout");
-			assert.match(error.message, /tool "slow" on MCP server "fx" timed out after 2 s without progress/);
-			return true;
-		});
-		const seen: number[] = [];
-		const long = await h.runtime.call("fx", "slow", { ms: 3500, steps: 7 }, { onProgress: (p) => seen.push(p.progress) });
-		assert.equal(text(long), "done after 3500ms", "runs longer than the request timeout because progress resets it");
-		assert.deepEqual(seen.slice(0, 6), [1, 2, 3, 4, 5, 6]);
-		await h.cleanup();
-	});
-
+describe("concurrency", { concurrency: true }, () => {
+	// A call past its timeout, and progress that resets it: tests/fast/runtime-timers.test.ts (fake clock).
 	test("a tool that asks for interactive input fails clearly on both eras; the connection keeps working", async () => {
 		const h = await harness((log) => ({ modern: stdio(log), legacy: stdio(log, { protocolVersion: "legacy" }) }));
 		await assert.rejects(h.runtime.call("modern", "needs-input", {}), (error: Error) => {
@@ -204,7 +173,30 @@ describe("concurrency", () => {
 	});
 });
 
-describe("failures and teardown", () => {
+/** Runs tests/fixtures/sdk-hooks-child.ts (two calls to `fx`, then its status) under the SDK hooks. */
+async function underSdkHooks(env: Record<string, string>, requestTimeoutMs: number) {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-sdk-hooks-"));
+	cleanups.push(() => rm(dir, { recursive: true, force: true }));
+	const log = join(dir, "wire.log");
+	const server = { ...stdio(log), protocolVersion: "legacy", requestTimeoutMs };
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { fx: server } }));
+	const hooks = pathToFileURL(join(ROOT, "tests/fixtures/sdk-hooks.mjs")).href;
+	const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hooks)});`;
+	const child = spawnSync(node, ["--import", register, "--import", "tsx", join(ROOT, "tests/fixtures/sdk-hooks-child.ts"), dir], {
+		cwd: ROOT,
+		env: { ...process.env, ...env, NODE_OPTIONS: "" },
+		encoding: "utf8",
+		timeout: 60_000,
+	});
+	assert.equal(child.status, 0, child.stderr);
+	const outcome = JSON.parse(child.stdout) as {
+		calls: { text?: string; error?: string }[];
+		status: { name: string; state: string; error?: string }[];
+	};
+	return { ...outcome, wire: existsSync(log) ? readWire(log) : [] };
+}
+
+describe("failures and teardown", { concurrency: true }, () => {
 	test("a failed setup latches with the stderr tail; reset clears it", async () => {
 		const h = await harness((_log, dir) => ({
 			flaky: {
@@ -250,52 +242,6 @@ describe("failures and teardown", () => {
 		assert.ok(error instanceof SetupFailed);
 		assert.match(error.message, /killed by SIGKILL[\s\S]*\/mcp reconnect fx/);
 		await h.cleanup();
-	});
-
-	test("setup is bounded by the timeout and the silent process is killed", async () => {
-		const h = await harness((log) => ({
-			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 500 },
-		}));
-		await assert.rejects(
-			h.runtime.call("silent", "x", {}),
-			/MCP server "silent" failed to start: setup did not finish within 500 ms\./,
-		);
-		const pids = startedPids(readWire(h.log));
-		assert.equal(pids.length, 1);
-		assert.equal(pidAlive(pids[0] as number), false);
-		await h.cleanup();
-	});
-
-	/** Runs tests/fixtures/sdk-hooks-child.ts (two calls to `fx`, then its status) under the SDK hooks. */
-	async function underSdkHooks(env: Record<string, string>, requestTimeoutMs: number) {
-		const dir = await mkdtemp(join(tmpdir(), "pi-mcp-sdk-hooks-"));
-		cleanups.push(() => rm(dir, { recursive: true, force: true }));
-		const log = join(dir, "wire.log");
-		const server = { ...stdio(log), protocolVersion: "legacy", requestTimeoutMs };
-		await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: { fx: server } }));
-		const hooks = pathToFileURL(join(ROOT, "tests/fixtures/sdk-hooks.mjs")).href;
-		const register = `data:text/javascript,import{register}from"node:module";register(${JSON.stringify(hooks)});`;
-		const child = spawnSync(
-			node,
-			["--import", register, "--import", "tsx", join(ROOT, "tests/fixtures/sdk-hooks-child.ts"), dir],
-			{ cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: "" }, encoding: "utf8", timeout: 60_000 },
-		);
-		assert.equal(child.status, 0, child.stderr);
-		const outcome = JSON.parse(child.stdout) as {
-			calls: { text?: string; error?: string }[];
-			status: { name: string; state: string; error?: string }[];
-		};
-		return { ...outcome, wire: existsSync(log) ? readWire(log) : [] };
-	}
-
-	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
-		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
-		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
-		const { calls, status, wire } = await underSdkHooks({ SLOW_SDK_MS: "2500" }, 1500);
-		assert.deepEqual(calls, [{ text: "[legacy] after a slow load" }, { text: "[legacy] after a slow load" }]);
-		assert.equal(status[0]?.state, "ready");
-		assert.equal(startedPids(wire).length, 1, "one server for both calls");
-		assert.equal(startedPids(wire).filter(pidAlive).length, 0, "the child's runtime ended its server");
 	});
 
 	test("an SDK that cannot load fails the setup once, naming the server, and latches it", async () => {
@@ -386,7 +332,34 @@ describe("failures and teardown", () => {
 	});
 });
 
-describe("what a failed setup says (issue 32, items 7, 8 and 10)", () => {
+// Alone, one at a time: short setup timeouts (0.5 s, 1.5 s), which other tests running at once could eat into.
+describe("setup timeouts", () => {
+	test("setup is bounded by the timeout and the silent process is killed", async () => {
+		const h = await harness((log) => ({
+			silent: { command: node, args: [HANG], env: { FIXTURE_LOG: log }, protocolVersion: "legacy", requestTimeoutMs: 500 },
+		}));
+		await assert.rejects(
+			h.runtime.call("silent", "x", {}),
+			/MCP server "silent" failed to start: setup did not finish within 500 ms\./,
+		);
+		const pids = startedPids(readWire(h.log));
+		assert.equal(pids.length, 1);
+		assert.equal(pidAlive(pids[0] as number), false);
+		await h.cleanup();
+	});
+
+	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
+		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
+		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
+		const { calls, status, wire } = await underSdkHooks({ SLOW_SDK_MS: "2500" }, 1500);
+		assert.deepEqual(calls, [{ text: "[legacy] after a slow load" }, { text: "[legacy] after a slow load" }]);
+		assert.equal(status[0]?.state, "ready");
+		assert.equal(startedPids(wire).length, 1, "one server for both calls");
+		assert.equal(startedPids(wire).filter(pidAlive).length, 0, "the child's runtime ended its server");
+	});
+});
+
+describe("what a failed setup says (issue 32, items 7, 8 and 10)", { concurrency: true }, () => {
 	const firstLine = (error: unknown) => (error instanceof Error ? error.message.split("\n")[0] : String(error));
 	const failure = (runtime: Runtime, name: string) =>
 		runtime.tools(name).then(
