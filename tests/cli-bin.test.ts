@@ -6,32 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { processesWith } from "./helpers/processes.ts";
 import { HANG, SERVER } from "./helpers/servers.ts";
 import { type ShellBox, shellBox } from "./helpers/shell.ts";
 import { runBin, startBin } from "./helpers/shell-bin.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-
-/** Processes whose environment holds `needle` (the fixture's log path marks this test's servers). */
-function processesWith(needle: string): number[] {
-	return readdirSync("/proc")
-		.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
-		.map(Number)
-		.filter((pid) => {
-			try {
-				return (
-					readFileSync(`/proc/${pid}/environ`, "utf8").includes(needle) &&
-					!readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ")
-				);
-			} catch {
-				return false;
-			}
-		});
-}
 
 const state: { box?: ShellBox } = {};
 const box = (): ShellBox => state.box as ShellBox;

@@ -7,7 +7,7 @@
  * stdin. The wording over in-memory servers: tests/fast/shell-*.test.ts; the binary: tests/cli-bin.test.ts.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -15,26 +15,10 @@ import { after, before, describe, test } from "node:test";
 import { browse } from "./fixtures/oauth/as.mjs";
 // @ts-expect-error -- plain ESM fixture without types
 import { startProtectedMcp } from "./fixtures/oauth/rs.mjs";
+import { processesWith } from "./helpers/processes.ts";
 import { CRASH, HANG, SERVER } from "./helpers/servers.ts";
 import { type ShellBox, type ShellStarted, shell, shellBox, startShell } from "./helpers/shell.ts";
 import { startBin } from "./helpers/shell-bin.ts";
-
-/** Processes whose environment holds `needle` (a fixture's log path marks this test's servers). */
-function processesWith(needle: string): number[] {
-	return readdirSync("/proc")
-		.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
-		.map(Number)
-		.filter((pid) => {
-			try {
-				return (
-					readFileSync(`/proc/${pid}/environ`, "utf8").includes(needle) &&
-					!readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ")
-				);
-			} catch {
-				return false;
-			}
-		});
-}
 
 const state: { box?: ShellBox } = {};
 const box = (): ShellBox => state.box as ShellBox;

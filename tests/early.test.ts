@@ -10,12 +10,10 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { validateToolArguments } from "@earendil-works/pi-ai";
-import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import type { JsonSchemaType } from "@modelcontextprotocol/client";
 import type { Runtime, Session } from "../src/contracts.ts";
 import { outputChecks } from "../src/runtime/validate.ts";
-import { DESCRIPTION, parameters } from "../src/tool/definition.ts";
-import { EarlyStart } from "../src/tool/early/start.ts";
+import { parameters } from "../src/tool/definition.ts";
 import {
 	type ArgumentCheck,
 	compileArgumentCheck,
@@ -26,6 +24,7 @@ import {
 	streamedServer,
 	streamedTool,
 } from "../src/tool/early/stream.ts";
+import { MCP_TOOL, writer } from "./helpers/early.ts";
 import { makeSandbox, runPiJson, type Sandbox, type Step, toolResults } from "./helpers/pi.ts";
 import {
 	CRASH,
@@ -101,9 +100,6 @@ describe("the early steps of a streamed call, each once per call", () => {
 	});
 });
 
-/** The `mcp` tool as `index.ts` registers it and hands it to the early start: the same schema object. */
-const MCP_TOOL = { name: "mcp", description: DESCRIPTION, parameters };
-
 describe("Pi's argument check, compiled while the call streams", () => {
 	test("checks a valid call against the very schema object the tool registers (pi-ai caches per object)", () => {
 		const seen: Parameters<ArgumentCheck>[] = [];
@@ -140,32 +136,6 @@ async function harness(servers: (log: string) => Record<string, unknown>): Promi
 	const opened = await openSession((dir) => servers(join(dir, "wire.log")), "pi-mcp-early-");
 	cleanups.push(opened.close);
 	return { log: join(opened.dir, "wire.log"), runtime: opened.session.runtime, session: opened.session };
-}
-
-/** The early start over a harness's session, and a model writing `mcp` calls to it. */
-function writer(session: Session) {
-	const early = new EarlyStart(
-		{
-			entries: () => session.config.servers,
-			runtime: () => session.runtime,
-			preload: async () => undefined,
-			open: async () => session,
-		},
-		() => true,
-		MCP_TOOL,
-	);
-	const block = (id: string, args: Record<string, unknown>) => ({ type: "toolCall", id, name: "mcp", arguments: args });
-	const update = (assistantMessageEvent: Record<string, unknown>) =>
-		early.update({ type: "message_update", assistantMessageEvent } as unknown as MessageUpdateEvent);
-	/** Writes a whole call (begun, then complete); its steps run once the session is open (a tick later). */
-	const write = async (id: string, args: Record<string, unknown>) => {
-		update({ type: "toolcall_start", contentIndex: 0, partial: { content: [block(id, {})] } });
-		update({ type: "toolcall_end", contentIndex: 0, toolCall: block(id, args) });
-		await new Promise((resolve) => setImmediate(resolve));
-	};
-	/** The call runs: the session it gets. */
-	const run = (id: string, action: string, server?: string) => early.take({ id, action, server })(session);
-	return { early, write, run };
 }
 
 describe("which streamed arguments name the tool a call will call", () => {

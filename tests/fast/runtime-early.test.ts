@@ -8,7 +8,6 @@
  */
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
-import type { MessageUpdateEvent } from "@earendil-works/pi-coding-agent";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 import { runAction } from "../../src/catalog/actions.ts";
@@ -17,6 +16,7 @@ import type { ServerEntry } from "../../src/schema.ts";
 import { indexOf } from "../../src/search/rank.ts";
 import { DESCRIPTION, parameters } from "../../src/tool/definition.ts";
 import { EarlyStart } from "../../src/tool/early/start.ts";
+import { writer } from "../helpers/early.ts";
 import { memorySession } from "../helpers/memory.ts";
 
 const closes: (() => Promise<void>)[] = [];
@@ -68,35 +68,6 @@ const entry = (command = "fx", extra: Readonly<Record<string, unknown>> = {}) =>
 	protocolVersion: "legacy",
 	...extra,
 });
-
-/** The `mcp` tool as `index.ts` registers it and hands it to the early start: the same schema object. */
-const MCP_TOOL = { name: "mcp", description: DESCRIPTION, parameters };
-
-/** The early start over a session, and a model writing `mcp` calls to it. */
-function writer(session: Session) {
-	const early = new EarlyStart(
-		{
-			entries: () => session.config.servers,
-			runtime: () => session.runtime,
-			preload: async () => undefined,
-			open: async () => session,
-		},
-		() => true,
-		MCP_TOOL,
-	);
-	const block = (id: string, args: Record<string, unknown>) => ({ type: "toolCall", id, name: "mcp", arguments: args });
-	const update = (assistantMessageEvent: Record<string, unknown>) =>
-		early.update({ type: "message_update", assistantMessageEvent } as unknown as MessageUpdateEvent);
-	/** Writes a whole call (begun, then complete); its steps run once the session is open (a tick later). */
-	const write = async (id: string, args: Record<string, unknown>) => {
-		update({ type: "toolcall_start", contentIndex: 0, partial: { content: [block(id, {})] } });
-		update({ type: "toolcall_end", contentIndex: 0, toolCall: block(id, args) });
-		await new Promise((resolve) => setImmediate(resolve));
-	};
-	/** The call runs: the session it gets. */
-	const run = (id: string, action: string, server?: string) => early.take({ id, action, server })(session);
-	return { early, write, run };
-}
 
 const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
 	result.content.map((block) => block.text ?? "").join("");

@@ -33,6 +33,23 @@ function allStats(): ProcStat[] {
 
 const isLive = (s: ProcStat): boolean => s.state !== "Z" && s.state !== "X";
 
+/** Processes whose environment holds `needle` (a fixture's log path marks a test's servers); zombies not counted. */
+export function processesWith(needle: string): number[] {
+	return readdirSync("/proc")
+		.filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+		.map(Number)
+		.filter((pid) => {
+			try {
+				return (
+					readFileSync(`/proc/${pid}/environ`, "utf8").includes(needle) &&
+					!readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ")
+				);
+			} catch {
+				return false;
+			}
+		});
+}
+
 /** True if the pid exists and is not a zombie. */
 export function pidAlive(pid: number): boolean {
 	const s = readStat(pid);
