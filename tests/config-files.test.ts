@@ -11,10 +11,8 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { runAction } from "../src/catalog/actions.ts";
-import type { Result } from "../src/catalog/listing.ts";
-import type { Session } from "../src/contracts.ts";
 import { SessionOwner } from "../src/session.ts";
-import { type Dirs, entryOf, load, withDirs, writeText, writeUser } from "./helpers/config.ts";
+import { entryOf, load, textOf, withDirs, withSession, writeText, writeUser } from "./helpers/config.ts";
 import { readWire, SERVER } from "./helpers/servers.ts";
 
 describe("problems known at session start", () => {
@@ -56,17 +54,6 @@ describe("problems known at session start", () => {
 });
 
 describe("unreadable files reach the model", () => {
-	async function withSession(dirs: Dirs, fn: (session: Session) => Promise<void>): Promise<void> {
-		const config = await load(dirs);
-		const owner = new SessionOwner({ config, env: {}, agentDir: dirs.home, overflowDir: dirs.home });
-		try {
-			await fn(await owner.open());
-		} finally {
-			await owner.dispose();
-		}
-	}
-	const textOf = (result: Result) => (result.content[0]?.type === "text" ? result.content[0].text : "");
-
 	it("with no server at all, status still names the broken file (a directory, a FIFO, the wrong root type)", async () => {
 		await withDirs(async (dirs) => {
 			await mkdir(dirs.userPath, { recursive: true });

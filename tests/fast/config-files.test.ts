@@ -9,20 +9,19 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { runAction } from "../../src/catalog/actions.ts";
-import type { Result } from "../../src/catalog/listing.ts";
 import { main } from "../../src/cli/main.ts";
 import { MAX_DEPTH } from "../../src/config/scan.ts";
 import { MAX_SERVERS } from "../../src/config.ts";
-import type { Session } from "../../src/contracts.ts";
-import { SessionOwner } from "../../src/session.ts";
 import {
 	broken,
 	type Dirs,
 	expectBad,
 	GOOD,
 	load,
+	textOf,
 	usable,
 	withDirs,
+	withSession,
 	writeProject,
 	writeText,
 	writeUser,
@@ -255,17 +254,6 @@ describe("problems known at session start", () => {
 });
 
 describe("unreadable files reach the model", () => {
-	async function withSession(dirs: Dirs, fn: (session: Session) => Promise<void>): Promise<void> {
-		const config = await load(dirs);
-		const owner = new SessionOwner({ config, env: {}, agentDir: dirs.home, overflowDir: dirs.home });
-		try {
-			await fn(await owner.open());
-		} finally {
-			await owner.dispose();
-		}
-	}
-	const textOf = (result: Result) => (result.content[0]?.type === "text" ? result.content[0].text : "");
-
 	it("status names each file that could not be read and why; an unknown server says a file could not be read", async () => {
 		await withDirs(async (dirs) => {
 			await writeText(dirs.userPath, '{\n  "mcpServers": {\n    "a": { "command": "x" } "b": {}\n  }\n}\n');

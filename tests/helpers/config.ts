@@ -3,8 +3,11 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Result } from "../../src/catalog/listing.ts";
 import { type ExtensionServer, loadConfig } from "../../src/config.ts";
+import type { Session } from "../../src/contracts.ts";
 import type { ConfigSnapshot, ServerConfig, ServerEntry } from "../../src/schema.ts";
+import { SessionOwner } from "../../src/session.ts";
 
 export type Dirs = Readonly<{ agentDir: string; cwd: string; home: string; userPath: string; projectPath: string }>;
 
@@ -106,3 +109,17 @@ export async function expectOk(raw: unknown, options: LoadExtra = {}): Promise<S
 	assert.ok(state.config);
 	return state.config;
 }
+
+/** A session over the configuration in `dirs` (its runtime made on first use), disposed after `fn`. */
+export async function withSession(dirs: Dirs, fn: (session: Session) => Promise<void>): Promise<void> {
+	const config = await load(dirs);
+	const owner = new SessionOwner({ config, env: {}, agentDir: dirs.home, overflowDir: dirs.home });
+	try {
+		await fn(await owner.open());
+	} finally {
+		await owner.dispose();
+	}
+}
+
+/** The text of a result's first block ("" if it is not text). */
+export const textOf = (result: Result): string => (result.content[0]?.type === "text" ? result.content[0].text : "");
