@@ -11,6 +11,7 @@ import { after, describe, test } from "node:test";
 import { runAction } from "../src/catalog/actions.ts";
 import type { Params } from "../src/catalog/requests.ts";
 import type { Session } from "../src/contracts.ts";
+import { textOf } from "./helpers/output.ts";
 import { count, LEGACY_EXIT, readWire, SERVER, waitForWire } from "./helpers/servers.ts";
 import { openSession, type TestSession } from "./helpers/session.ts";
 
@@ -43,11 +44,6 @@ async function makeSession(): Promise<Session & { dir: string }> {
 }
 
 const run = (session: Session, params: Params) => runAction(session, params, undefined, undefined);
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content
-		.filter((block) => block.type === "text")
-		.map((block) => block.text)
-		.join("");
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 

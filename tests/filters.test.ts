@@ -12,6 +12,7 @@ import { after, describe, test } from "node:test";
 import { runAction } from "../src/catalog/actions.ts";
 import type { Params } from "../src/catalog/requests.ts";
 import { modelStatus, userStatus } from "../src/catalog/status.ts";
+import { textOf } from "./helpers/output.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { readWire, SERVER } from "./helpers/servers.ts";
 import { openSession, type TestSession } from "./helpers/session.ts";
@@ -37,8 +38,6 @@ async function told(log: string, name: string, text: string): Promise<Record<str
 }
 const calls = (log: string) => readWire(log).filter((line) => line.method === "tools/call").length;
 const starts = (log: string) => readWire(log).filter((line) => line.event === "start").length;
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content.map((block) => block.text ?? "").join("");
 
 describe("a hidden tool is hidden everywhere (actions on real fixture servers)", async () => {
 	const sandbox = await makeSandbox();

@@ -15,6 +15,7 @@ import { loadConfig } from "../src/config.ts";
 import type { Session } from "../src/contracts.ts";
 import { SessionOwner } from "../src/session.ts";
 import type { FauxStep } from "./fixtures/faux.ts";
+import { textOf } from "./helpers/output.ts";
 import { makeSandbox, runPiJson, type Sandbox, toolResults } from "./helpers/pi.ts";
 import { FIXTURES } from "./helpers/servers.ts";
 
@@ -76,12 +77,6 @@ after(async () => {
 	await shared.http?.stop();
 });
 const httpUrl = () => shared.http?.url ?? assert.fail("no HTTP server");
-
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content
-		.filter((block) => block.type === "text")
-		.map((block) => block.text)
-		.join("");
 
 describe("published servers through the runtime", () => {
 	const state: { session?: Session; owner?: SessionOwner; dir?: string } = {};

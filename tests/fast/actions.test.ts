@@ -13,6 +13,7 @@ import type { Session } from "../../src/contracts.ts";
 import { parameters } from "../../src/tool/definition.ts";
 import { hostileServer } from "../fixtures/hostile-server.mjs";
 import { memorySession } from "../helpers/memory.ts";
+import { textOf } from "../helpers/output.ts";
 
 const opened: (() => Promise<void>)[] = [];
 after(async () => {
@@ -20,11 +21,6 @@ after(async () => {
 });
 
 const run = (session: Session, params: Params) => runAction(session, params, undefined, undefined);
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content
-		.filter((block) => block.type === "text")
-		.map((block) => block.text)
-		.join("");
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
 const INVISIBLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]|\udb40[\udc00-\udc7f]/u;
 const TITLE = "\u001b]0;pwned\u0007";

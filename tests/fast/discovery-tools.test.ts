@@ -14,6 +14,7 @@ import type { Params } from "../../src/catalog/requests.ts";
 import type { Session } from "../../src/contracts.ts";
 import { indexOf } from "../../src/search/rank.ts";
 import { memorySession } from "../helpers/memory.ts";
+import { textOf } from "../helpers/output.ts";
 
 type CatalogTool = Readonly<{ name: string; title?: string; description?: string; inputSchema?: object; annotations?: object }>;
 const CATALOG = JSON.parse(
@@ -87,12 +88,6 @@ async function makeSession(): Promise<Session> {
 	opened.push(open.close);
 	return open.session;
 }
-
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content
-		.filter((block) => block.type === "text")
-		.map((block) => block.text)
-		.join("");
 
 describe("the tools action", async () => {
 	const session = await makeSession();

@@ -18,6 +18,7 @@ import { DESCRIPTION, parameters } from "../../src/tool/definition.ts";
 import { EarlyStart } from "../../src/tool/early/start.ts";
 import { writer } from "../helpers/early.ts";
 import { memorySession } from "../helpers/memory.ts";
+import { textOf } from "../helpers/output.ts";
 
 const closes: (() => Promise<void>)[] = [];
 after(async () => {
@@ -69,8 +70,6 @@ const entry = (command = "fx", extra: Readonly<Record<string, unknown>> = {}) =>
 	...extra,
 });
 
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content.map((block) => block.text ?? "").join("");
 const stateOf = (session: Session, name: string) => session.runtime.status().find((status) => status.name === name)?.state;
 
 describe("the early start's work for a call, over in-memory servers", { concurrency: true }, () => {

@@ -19,6 +19,7 @@ import { CallFailed, SetupFailed } from "../../src/errors.ts";
 import { createRuntime } from "../../src/runtime.ts";
 import { loadSdk } from "../../src/sdk.ts";
 import { memoryTransports } from "../helpers/memory.ts";
+import { textOf } from "../helpers/output.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -100,9 +101,6 @@ async function drive<T>(
 	}
 	return { outcome: held.outcome, ms: Date.now() - begun };
 }
-
-const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>
-	result.content.map((block) => block.text ?? "").join("");
 
 test("a call past the server's timeout fails as a timeout when it passes, and the server hears the cancel", async (t) => {
 	const heard: { cancelled?: boolean } = {};

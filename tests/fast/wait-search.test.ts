@@ -20,6 +20,7 @@ import type { Session, Transports } from "../../src/contracts.ts";
 import { OWNER_ENV } from "../../src/runtime/processes.ts";
 import { SessionOwner } from "../../src/session.ts";
 import { memoryTransports } from "../helpers/memory.ts";
+import { textOf } from "../helpers/output.ts";
 
 /** The fake clock's step: answers are timed to within two of it. */
 const STEP_MS = 20;
@@ -63,9 +64,6 @@ async function sessionOf(starts: Readonly<Record<string, number | "fails">>): Pr
 	const session = await owner.open();
 	return { session, made: memory.made, dispose: () => owner.dispose(), dir };
 }
-
-const textOf = (result: Awaited<ReturnType<typeof toolsAction>>) =>
-	result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
 
 /** Lets promises and the in-memory messages run, without moving the fake clock. */
 async function settle(): Promise<void> {

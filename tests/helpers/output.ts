@@ -163,3 +163,7 @@ export function numberedLines(count: number, width = 80): string {
 		return `${head}${filler.slice(0, width - head.length - 1)}\n`;
 	}).join("");
 }
+
+/** The text blocks of a tool result, joined (other blocks count as nothing). */
+export const textOf = (result: Readonly<{ content: readonly Readonly<{ type: string; text?: string }>[] }>): string =>
+	result.content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
