@@ -184,7 +184,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
 		else if (command === "add" && args.length === 1 && !ended) {
 			// `add name npx -y pkg`: the server's command without `--`, whose options would be read as ours.
 			throw new UsageError(
-				`pi-mcp add: give one server name, then -- before the server's command: pi-mcp add ${escapeName(args[0] ?? "")} -- ${escapeName(word)} …`,
+				`add: give one server name, then -- before the server's command: pi-mcp add ${escapeName(args[0] ?? "")} -- ${escapeName(word)} …`,
 				"add",
 			);
 		} else args.push(word);

@@ -57,12 +57,13 @@ export async function toggleTool(
 		io.out(jsonLine({ ...change, warnings: change.warnings }, 2));
 	} else {
 		const where = `"${server}" in the ${change.scope} file ${change.path}`;
+		// The filter left, as JSON lines (`jsonLine` escapes what it must and keeps the line breaks); none once the last goes.
+		const left = change.action !== "unchanged" && Object.values(change.after).some((value) => value !== undefined);
 		const said =
 			change.action === "unchanged"
 				? `Tool "${tool}" of ${where} is already ${enabled ? "shown to" : "hidden from"} the model; nothing was changed.`
-				: `${enabled ? "Showed" : "Hid"} tool "${tool}" of ${where}${enabled ? " to" : " from"} the model:`;
-		// The filter as JSON lines: `jsonLine` escapes what it must and keeps the line breaks.
-		const filter = change.action === "unchanged" ? "" : jsonLine(change.after, 2);
+				: `${enabled ? "Showed" : "Hid"} tool "${tool}" of ${where}${enabled ? " to" : " from"} the model${left ? ":" : "; it has no tool filter left."}`;
+		const filter = left ? jsonLine(change.after, 2) : "";
 		io.out(`${escapeName(said)}\n${filter}`);
 	}
 	for (const warning of change.warnings) io.err(`pi-mcp: warning: ${escapeName(warning)}\n`);

@@ -34,7 +34,7 @@ test("add: the server's command after --; without it, the message says to put --
 	assert.deepEqual([add.args, add.rest, add.flags.scope], [["files"], ["npx", "-y", "pkg"], "project"]);
 	assert.throws(
 		() => parseArgs(["add", "files", "npx", "-y", "pkg"]),
-		usage(/^pi-mcp add: give one server name, then -- before the server's command: pi-mcp add files -- npx …$/),
+		usage(/^add: give one server name, then -- before the server's command: pi-mcp add files -- npx …$/),
 	);
 	const http = parseArgs(["add", "remote", "--url", "https://x/mcp"]);
 	assert.deepEqual([http.args, http.flags.url], [["remote"], "https://x/mcp"]);
