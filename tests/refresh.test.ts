@@ -257,7 +257,15 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		const { account } = await signIn("unshared");
 		await expire(account);
 		const since = mark();
-		const { results } = await together("unshared", (i) => ({ lockDir: join(state.agentDir as string, `private-${i}`) }));
+		// Each holds its refresh grant until all four have read the same refresh token: the reuse is certain,
+		// however the machine's load spaces the processes.
+		const workers = pool();
+		const jobs = workers.map((w, i) =>
+			run(w, "unshared", { gate: "stdin", lockDir: join(state.agentDir as string, `private-${i}`) }),
+		);
+		await Promise.all(jobs.map((job) => job.worker.next("refreshing", undefined, job.from)));
+		for (const w of workers) w.send("go");
+		const results = await Promise.all(jobs.map((job) => resultOf(job, 120_000)));
 		const seen = since();
 		const attempts = seen.refreshGrants + seen.errors.filter((error) => error.startsWith("refresh_token")).length;
 		assert.ok(attempts > 1, `more than one refresh reached the server: ${JSON.stringify(seen)}`);

@@ -161,12 +161,15 @@ export async function connectStdio(
 	config: Readonly<{ protocolVersion: string }>,
 	c: StdioContext,
 ): Promise<Readonly<{ client: Client; resident: Started }>> {
-	const resident = await c.start("pipe");
 	const known = config.protocolVersion === "auto" ? c.eras?.get(c.key) : undefined;
 	if (config.protocolVersion !== "auto" || known) {
+		const resident = await c.start("pipe");
 		return { client: await connectWith(c.client(), resident, known, c.request), resident };
 	}
+	// The sibling spawns first: its answer is what the call waits for, while the resident has the probe's
+	// round trip to spare (a spawn takes ~10 ms of this thread).
 	const sibling = await c.start("ignore");
+	const resident = await c.start("pipe");
 	const probe = c.client({ mode: { pin: MODERN }, probe: { timeoutMs: c.probeMs } });
 	const { prior, answered } = await probeEra(probe, sibling, c.request);
 	const client = c.client();

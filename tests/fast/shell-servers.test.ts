@@ -298,7 +298,10 @@ describe("hiding one tool", () => {
 		assert.match(typoOn.stderr, /tool "ecoh" of "notes" is not hidden; did you mean "echo"\?/);
 		const on = await run(["enable", "notes", "echo"]);
 		assert.equal(on.code, 0, on.stderr);
-		assert.match(on.stdout, /^Showed tool "echo" of "notes" in the user file .*mcp\.json to the model; it has no tool filter left\.\n$/);
+		assert.match(
+			on.stdout,
+			/^Showed tool "echo" of "notes" in the user file .*mcp\.json to the model; it has no tool filter left\.\n$/,
+		);
 		assert.equal(await userText(), before, "showing it again restores the file");
 		// A disabled server is started for the check too; --force writes a name without checking.
 		const spare = await run(["disable", "spare", "ech"]);

@@ -109,7 +109,10 @@ test("add name cmd args without -- says to put -- before the command, and writes
 	const before = await readFile(box().userFile, "utf8");
 	const add = await shell(box(), ["add", "files", "npx", "-y", "@modelcontextprotocol/server-filesystem"]);
 	assert.equal(add.code, 2);
-	assert.match(add.stderr, /^pi-mcp: add: give one server name, then -- before the server's command: pi-mcp add files -- npx …$/m);
+	assert.match(
+		add.stderr,
+		/^pi-mcp: add: give one server name, then -- before the server's command: pi-mcp add files -- npx …$/m,
+	);
 	assert.equal(await readFile(box().userFile, "utf8"), before);
 });
 
