@@ -4,32 +4,19 @@
  * tests/fast/redact.test.ts.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { after, test } from "node:test";
-import { loadConfig } from "../src/config.ts";
+import { test } from "node:test";
 import { SetupFailed } from "../src/errors.ts";
 import { createRuntime } from "../src/runtime.ts";
+import { loadServers } from "./helpers/config.ts";
 
 const LITERAL_ENV = "lit-env-secret-9f8e7d6c";
-
-const dirs: string[] = [];
-after(async () => {
-	await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-async function load(servers: Record<string, unknown>) {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-redact-"));
-	dirs.push(dir);
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	return loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: { HOME: dir, PATH: process.env.PATH } });
-}
 
 test("a literal env token echoed to stderr by a failing server never reaches the setup error or status", async () => {
 	const script =
 		"process.stderr.write('starting with API_TOKEN=' + process.env.API_TOKEN + ' as ' + process.env.API_TOKEN.toUpperCase() + '\\n', () => process.exit(3))";
-	const snapshot = await load({ echo: { command: process.execPath, args: ["-e", script], env: { API_TOKEN: LITERAL_ENV } } });
+	const snapshot = await loadServers({
+		echo: { command: process.execPath, args: ["-e", script], env: { API_TOKEN: LITERAL_ENV } },
+	});
 	const runtime = createRuntime({ servers: snapshot.servers, env: {}, clientInfo: { name: "redact-test", version: "0" } });
 	try {
 		const error = await runtime.tools("echo").then(

@@ -7,33 +7,19 @@
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import ts from "typescript";
-import { loadConfig } from "../../src/config.ts";
 import { sanitize } from "../../src/output/text.ts";
+import { loadServers } from "../helpers/config.ts";
 
 const LITERAL_ENV = "lit-env-secret-9f8e7d6c";
 const LITERAL_HEADER = "lit-header-secret-1a2b3c4d";
 const SHORT = "short7!";
 
-const dirs: string[] = [];
-after(async () => {
-	await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-async function load(servers: Record<string, unknown>) {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-redact-"));
-	dirs.push(dir);
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	return loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: { HOME: dir, PATH: process.env.PATH } });
-}
-
 describe("configured values", () => {
 	test("literal env and headers values of 8+ characters are secrets; shorter ones are not", async () => {
-		const snapshot = await load({
+		const snapshot = await loadServers({
 			local: { command: process.execPath, env: { API_TOKEN: LITERAL_ENV, SHORT } },
 			remote: { url: "http://127.0.0.1:9/mcp", headers: { "X-Token": LITERAL_HEADER } },
 		});
@@ -47,7 +33,7 @@ describe("configured values", () => {
 
 describe("secrets in URLs and arguments (issue 32, item 7)", () => {
 	test("query values, userinfo and credential-named argument values are secrets; --author and short plain values are not", async () => {
-		const snapshot = await load({
+		const snapshot = await loadServers({
 			local: {
 				command: process.execPath,
 				args: [

@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after } from "node:test";
 import type { Result } from "../../src/catalog/listing.ts";
 import { type ExtensionServer, loadConfig } from "../../src/config.ts";
 import type { Session } from "../../src/contracts.ts";
@@ -50,6 +51,18 @@ export function load(dirs: Dirs, extra: LoadExtra = {}): Promise<ConfigSnapshot>
 		env: extra.env ?? {},
 		extensionServers: extra.extensionServers,
 	});
+}
+
+/** Temp dirs of `loadServers`, removed when the importing file's tests end. */
+const made: string[] = [];
+after(() => Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true }))));
+
+/** `servers` as the user file of a fresh temp dir, loaded untrusted with only HOME (that dir) and PATH set. */
+export async function loadServers(servers: Record<string, unknown>): Promise<ConfigSnapshot> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-servers-"));
+	made.push(dir);
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	return loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: { HOME: dir, PATH: process.env.PATH } });
 }
 
 export function entryOf(snapshot: ConfigSnapshot, name: string): ServerEntry {
