@@ -195,6 +195,23 @@ function assertAllSucceeded(results: WorkerEvent[], record: CredentialRecord | u
 	}
 }
 
+/**
+ * The outcome every race must end in: one refresh grant reached the server, nothing was revoked or failed, every
+ * process succeeded with the stored token, and no lock, guard or staging file is left.
+ */
+async function assertOneRefresh(
+	seen: ReturnType<ReturnType<typeof mark>>,
+	results: WorkerEvent[],
+	account: string,
+	label = "",
+): Promise<void> {
+	assert.equal(seen.refreshGrants, 1, `${label}${JSON.stringify(seen)}`);
+	assert.deepEqual(seen.revoked, []);
+	assert.deepEqual(seen.errors, []);
+	assertAllSucceeded(results, await readRecord(store, account));
+	assert.deepEqual(await lockFiles(), [], "no lock, guard or staging file left");
+}
+
 describe("cross-process refresh", { timeout: 600_000 }, () => {
 	test("4 processes with one expired record call at once: one refresh grant, all succeed, grant intact", async () => {
 		const { account, record: signed } = await signIn("eight");
@@ -223,11 +240,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		const since = mark(short);
 		const { results } = await together("short-lived", () => ({}), short);
 		const seen = since();
-		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
-		assert.deepEqual(seen.revoked, []);
-		assert.deepEqual(seen.errors, []);
-		assertAllSucceeded(results, await readRecord(store, account));
-		assert.deepEqual(await lockFiles(), []);
+		await assertOneRefresh(seen, results, account);
 	});
 
 	test("the same with the processes released in a random order, with random gaps", async (t) => {
@@ -245,11 +258,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 			}
 			const results = await Promise.all(jobs.map((job) => resultOf(job)));
 			const seen = since();
-			assert.equal(seen.refreshGrants, 1, `round ${round} (seed ${seed}): ${JSON.stringify(seen)}`);
-			assert.deepEqual(seen.revoked, []);
-			assert.deepEqual(seen.errors, []);
-			assertAllSucceeded(results, await readRecord(store, account));
-			assert.deepEqual(await lockFiles(), []);
+			await assertOneRefresh(seen, results, account, `round ${round} (seed ${seed}): `);
 		}
 	});
 
@@ -328,11 +337,7 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		holder.send("go");
 		const results = await Promise.all([held, ...patient].map((job) => resultOf(job)));
 		const seen = since();
-		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
-		assert.deepEqual(seen.revoked, []);
-		assert.deepEqual(seen.errors, []);
-		assertAllSucceeded(results, await readRecord(store, account));
-		assert.deepEqual(await lockFiles(), []);
+		await assertOneRefresh(seen, results, account);
 	});
 
 	test("a holder SIGKILLed mid-refresh: its lock is reclaimed and exactly one process refreshes", async () => {
@@ -350,12 +355,8 @@ describe("cross-process refresh", { timeout: 600_000 }, () => {
 		// Without the reclaim they would all fail with the dead holder's pid after the timeout.
 		const { jobs, results } = await together("killed", () => ({ lockTimeoutMs: 60_000 }));
 		const seen = since();
-		assert.equal(seen.refreshGrants, 1, JSON.stringify(seen));
-		assert.deepEqual(seen.revoked, []);
-		assert.deepEqual(seen.errors, []);
 		assert.equal(jobs.filter(refreshedIn).length, 1);
-		assertAllSucceeded(results, await readRecord(store, account));
-		assert.deepEqual(await lockFiles(), [], "no lock, guard or staging file left");
+		await assertOneRefresh(seen, results, account);
 	});
 });
 
