@@ -18,7 +18,7 @@ import type { Credentials, Runtime } from "../../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../../src/errors.ts";
 import { createRuntime } from "../../src/runtime.ts";
 import { loadSdk } from "../../src/sdk.ts";
-import { memoryTransports } from "../helpers/memory.ts";
+import { memoryRuntime, memoryTransports } from "../helpers/memory.ts";
 import { textOf } from "../helpers/output.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -57,19 +57,9 @@ function slowServer(heard: { cancelled?: boolean }): () => McpServer {
 }
 
 async function runtimeWith(heard: { cancelled?: boolean }): Promise<Runtime> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-fast-timers-"));
-	cleanups.push(() => rm(dir, { recursive: true, force: true }));
 	const servers = { mem: { command: "mem", args: [], protocolVersion: "legacy", requestTimeoutMs: 2000, pin: false } };
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: {} });
-	const memory = memoryTransports(() => slowServer(heard));
-	const runtime = createRuntime({
-		servers: config.servers,
-		env: {},
-		clientInfo: { name: "t", version: "0" },
-		transports: memory.transports,
-	});
-	cleanups.push(() => runtime.dispose());
+	const { runtime, close } = await memoryRuntime(servers, () => slowServer(heard));
+	cleanups.push(close);
 	return runtime;
 }
 

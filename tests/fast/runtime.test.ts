@@ -16,7 +16,7 @@ import type { Runtime } from "../../src/contracts.ts";
 import { CallFailed, SetupFailed } from "../../src/errors.ts";
 import { createRuntime } from "../../src/runtime.ts";
 import { loadSdk } from "../../src/sdk.ts";
-import { type MemoryTransports, memoryTransports } from "../helpers/memory.ts";
+import { type MemoryTransports, memoryRuntime, memoryTransports } from "../helpers/memory.ts";
 
 const cleanups: (() => Promise<unknown>)[] = [];
 after(async () => {
@@ -59,19 +59,9 @@ async function runtimeOver(
 	servers: Readonly<Record<string, unknown>>,
 	make: (command: string) => (() => McpServer) | "silent",
 ): Promise<Made> {
-	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-fast-runtime-"));
-	cleanups.push(() => rm(dir, { recursive: true, force: true }));
-	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
-	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: {} });
-	const memory = memoryTransports(make);
-	const runtime = createRuntime({
-		servers: config.servers,
-		env: {},
-		clientInfo: { name: "t", version: "0" },
-		transports: memory.transports,
-	});
-	cleanups.push(() => runtime.dispose());
-	return { runtime, ...memory };
+	const made = await memoryRuntime(servers, make);
+	cleanups.push(made.close);
+	return made;
 }
 
 const textOf = (result: { content: readonly { type: string; text?: string }[] }) =>

@@ -9,8 +9,9 @@ import { Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import { McpServer } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { loadConfig } from "../../src/config.ts";
-import type { Session, Transports } from "../../src/contracts.ts";
+import type { Runtime, Session, Transports } from "../../src/contracts.ts";
 import { OWNER_ENV } from "../../src/runtime/processes.ts";
+import { createRuntime } from "../../src/runtime.ts";
 import { SessionOwner } from "../../src/session.ts";
 
 export type MemoryPair = Readonly<{ client: Client; server: McpServer; close: () => Promise<void> }>;
@@ -96,4 +97,29 @@ export async function memorySession(
 		await rm(dir, { recursive: true, force: true });
 	};
 	return { ...memory, session, dir, close };
+}
+
+/**
+ * A bare runtime (no session) over an mcp.json holding `servers` in a temporary directory of its own, whose
+ * stdio servers are the in-memory ones `make` gives for their command. `close` disposes it and removes the directory.
+ */
+export async function memoryRuntime(
+	servers: Readonly<Record<string, unknown>>,
+	make: (command: string) => (() => McpServer) | "silent",
+): Promise<MemoryTransports & Readonly<{ runtime: Runtime; close: () => Promise<void> }>> {
+	const dir = await mkdtemp(join(tmpdir(), "pi-mcp-memory-"));
+	await writeFile(join(dir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+	const config = await loadConfig({ agentDir: dir, cwd: dir, trusted: false, env: {} });
+	const memory = memoryTransports(make);
+	const runtime = createRuntime({
+		servers: config.servers,
+		env: {},
+		clientInfo: { name: "t", version: "0" },
+		transports: memory.transports,
+	});
+	const close = async () => {
+		await runtime.dispose();
+		await rm(dir, { recursive: true, force: true });
+	};
+	return { ...memory, runtime, close };
 }
