@@ -31,14 +31,16 @@ export function formScreen(ui: Ui, form: FormOptions): Screen {
 	let offered: readonly string[] = [];
 	let taken = -1;
 	const field = () => fields[at];
-	const offer = () => {
+	// Typing keeps the completions that still fit what is typed until the server's new answer replaces them,
+	// so a Tab pressed right after a key takes one (clearing them dropped that Tab); moving to another field clears.
+	const offer = (typing = false) => {
 		asked += 1;
 		const mine = asked;
-		offered = [];
-		taken = -1;
 		const current = field();
+		const typed = current ? (values[current.name] ?? "") : "";
+		offered = typing ? offered.filter((value) => value.startsWith(typed) && value !== typed) : [];
+		taken = -1;
 		if (!current) return;
-		const typed = values[current.name] ?? "";
 		form.complete(current.name, typed, values).then(
 			(found) => {
 				if (mine !== asked) return;
@@ -52,7 +54,7 @@ export function formScreen(ui: Ui, form: FormOptions): Screen {
 		const current = field();
 		if (!current) return;
 		values[current.name] = change(values[current.name] ?? "");
-		offer();
+		offer(true);
 	};
 	const submit = () => {
 		const missing = fields.filter((each) => each.required && !values[each.name]);

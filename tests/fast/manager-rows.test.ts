@@ -1,13 +1,15 @@
 /**
  * The manager's rows and words, without Pi (fast): a long label keeps its end (where URIs differ), the tools
  * screen keeps the server's order with hidden tools greyed in place, their hints and descriptions shown, and
- * errors are worded with the manager's items from where they were made (no text parsed back).
+ * errors are worded with the manager's items from where they were made (no text parsed back); a form's Tab
+ * takes a completion even while the answer to the last key is on its way.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Tool } from "@modelcontextprotocol/client";
 import type { ServerStatus } from "../../src/contracts.ts";
 import { SetupFailed } from "../../src/errors.ts";
+import { formScreen } from "../../src/manager/form.ts";
 import { rowList } from "../../src/manager/list.ts";
 import { choiceRows, managerText, statusError, type Ui } from "../../src/manager/parts.ts";
 import { toolRows } from "../../src/manager/tool-rows.ts";
@@ -75,4 +77,44 @@ test("an error names the manager's item, made from its words, not parsed from Pi
 	assert.equal(managerText(new Error("plain")), "plain");
 	const status = { error: error.message, errorIn: error.worded } as unknown as ServerStatus;
 	assert.equal(statusError(status), "x failed.\nFix the cause, then run Reconnect.");
+});
+
+test("a form's Tab right after a key takes a completion that still fits, before the server's next answer", async () => {
+	const answers: Array<(found: readonly string[]) => void> = [];
+	const sent: Array<Readonly<Record<string, string>>> = [];
+	const form = formScreen(
+		{
+			theme: { fg: plain, bold: (text: string) => text },
+			kb: { matches: (data: string, key: string) => data === key },
+			tui: { requestRender: () => undefined },
+			view: {},
+		} as unknown as Ui,
+		{
+			title: "notes: prompt review",
+			action: "Send",
+			fields: [{ name: "file", required: true }],
+			complete: () => new Promise((resolve) => answers.push(resolve)),
+			submit: (values) => sent.push(values),
+		},
+	);
+	const settle = () => new Promise((resolve) => setImmediate(resolve));
+	form.input("s");
+	answers.at(-1)?.(["src/a.ts", "src/b.ts", "scripts/x.ts"]);
+	await settle();
+	assert.match(form.body(80, 20).join("\n"), /tab: src\/a\.ts · src\/b\.ts · scripts\/x\.ts/);
+	// "/" typed: its answer is still on the way; the earlier completions that fit stay, and Tab takes one.
+	form.input("r");
+	form.input("c");
+	form.input("/");
+	assert.match(form.body(80, 20).join("\n"), /tab: src\/a\.ts · src\/b\.ts$/m);
+	form.input("\t");
+	assert.match(form.body(80, 20).join("\n"), /^→ file\*\s+src\/a\.ts/m);
+	// An answer to a key typed before is not shown over a later one; moving to another row clears them.
+	answers.at(-2)?.(["src/zzz"]);
+	await settle();
+	assert.doesNotMatch(form.body(80, 20).join("\n"), /zzz/);
+	form.input("tui.select.down");
+	assert.doesNotMatch(form.body(80, 20).join("\n"), /tab:/);
+	form.input("tui.select.confirm");
+	assert.deepEqual(sent, [{ file: "src/a.ts" }]);
 });
