@@ -2,7 +2,7 @@
 // Runs the suite with explicit file paths and bounded concurrency (see below): both tiers, or with
 // `--fast` only the fast tier (tests/fast/: in-memory transports, no child process, no Pi).
 // Usage: npm test [-- file ...]   npm run test:fast [-- file ...]
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 
@@ -14,31 +14,61 @@ const testsIn = (dir) =>
 		.filter((file) => file.endsWith(".test.ts"))
 		.sort()
 		.map((file) => join(dir, file));
-// The fast tier first: a broken piece of logic shows in seconds, before the real tier's minutes. In the real
-// tier, conformance (a minute, both cores) starts first, so the short files fill the cores beside it rather
-// than all waiting for it at the end.
+// In the real tier, conformance (a minute, both cores) starts first, so the short files fill the cores beside
+// it rather than all waiting for it at the end.
 const LONGEST = join("tests", "conformance.test.ts");
 const real = () => testsIn("tests").sort((a, b) => Number(b === LONGEST) - Number(a === LONGEST));
 const files = given.length > 0 ? given : fast ? testsIn("tests/fast") : [...testsIn("tests/fast"), ...real()];
-// The fast tier's files run with every spawn failing (tests/helpers/no-spawn.mjs): a child process there is a bug.
-const allFast = files.every((file) => /(^|\/)tests\/fast\//.test(file));
-const noSpawn = allFast ? ["--import", join(root, "tests", "helpers", "no-spawn.mjs")] : [];
-const runner = [
-	process.execPath,
+const isFast = (file) => /(^|\/)tests\/fast\//.test(file);
+const env = { ...process.env, NODE_OPTIONS: "" };
+const node = [process.execPath, "--import", "tsx"];
+
+// The fast tier runs in ONE process (`--experimental-test-isolation=none`): its files load the same modules,
+// and loading them once per file was most of its time (37 processes: 24 s and 46 s of CPU; one: 13 s and 14 s).
+// The sources keep no module-level state (scripts/module-state.mjs), so the files cannot see one another.
+// Every spawn fails there (tests/helpers/no-spawn.mjs): a child process in the fast tier is a bug.
+const fastFiles = files.filter(isFast);
+const fastRun = [
+	...node,
 	"--import",
-	"tsx",
-	...noSpawn,
+	join(root, "tests", "helpers", "no-spawn.mjs"),
 	"--test",
-	// Three files at once on two cores: a real-tier file waits on servers, Pi, tmux and the keyring often
-	// enough that two left a core idle (whole suite 273 s at 2, 242 s at 3; 4 was slower again, 252 s).
-	// TEST_CONCURRENCY=n overrides it (1 on a machine busy with other work).
+	"--experimental-test-isolation=none",
+	"--test-reporter=spec",
+	...fastFiles,
+];
+// The real tier: three files at once on two cores, each in its own process. A real-tier file waits on servers,
+// Pi, tmux and the keyring often enough that two left a core idle (whole suite 273 s at 2, 242 s at 3; 4 was
+// slower again, 252 s). TEST_CONCURRENCY=n overrides it (1 on a machine busy with other work).
+const realFiles = files.filter((file) => !isFast(file));
+const realRun = [
+	...node,
+	"--test",
 	`--test-concurrency=${process.env.TEST_CONCURRENCY ?? 3}`,
 	"--test-reporter=spec",
-	...files,
+	...realFiles,
 ];
-// The keyring tests (real tier) need a real Secret Service. Without a session bus, the suite runs inside a
+// The keyring tests (real tier) need a real Secret Service. Without a session bus, the real tier runs inside a
 // private D-Bus session with a throw-away unlocked gnome-keyring (installed with apt if missing).
-const needsKeyring = !fast && process.platform === "linux" && !process.env.DBUS_SESSION_BUS_ADDRESS;
-const [command, ...args] = needsKeyring ? ["bash", join(root, "scripts", "with-keyring.sh"), ...runner] : runner;
-const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env: { ...process.env, NODE_OPTIONS: "" } });
-process.exit(result.status ?? 1);
+const needsKeyring = process.platform === "linux" && !process.env.DBUS_SESSION_BUS_ADDRESS;
+const withKeyring = (run) => (needsKeyring ? ["bash", join(root, "scripts", "with-keyring.sh"), ...run] : run);
+
+/** Runs `argv`, its output straight through; resolves to its exit status. */
+function run(argv) {
+	const [command, ...args] = argv;
+	const child = spawn(command, args, { cwd: root, env, stdio: "inherit" });
+	return new Promise((resolve) => {
+		child.once("error", (error) => {
+			console.error(`test: cannot start ${command}: ${error.message}`);
+			resolve(1);
+		});
+		child.once("close", (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+	});
+}
+
+// The fast tier first: a broken piece of logic shows in seconds, before the real tier's minutes. Not beside the
+// real tier: that saved ~10 s more but loaded the machine enough to fail load-bound real tests (a keyring daemon
+// crash, a 5 s schema compile) in one run of two.
+const fastCode = fastFiles.length > 0 ? await run(fastRun) : 0;
+const realCode = realFiles.length > 0 ? await run(withKeyring(realRun)) : 0;
+process.exit(fastCode || realCode);
