@@ -248,7 +248,8 @@ describe("output-schema checks", () => {
 		try {
 			const bad = { type: "string", pattern: "(" } as JsonSchemaType;
 			assert.equal(await checks.prepare(bad), "failed");
-			await assert.rejects(checks.compile(bad, 5000), /its output schema is invalid: Invalid regular expression/);
+			// A bound far above the compile (a few ms): a loaded machine can take seconds to start the worker's thread.
+			await assert.rejects(checks.compile(bad, 30_000), /its output schema is invalid: Invalid regular expression/);
 		} finally {
 			checks.close();
 		}

@@ -52,9 +52,20 @@ const loadKeyring = once((): Promise<KeyringModule> => import("@napi-rs/keyring"
 /** Pinned to the Secret Service on Linux; the option is ignored elsewhere. */
 const ENTRY_OPTIONS = { linux: { store: "secret-service" as const } };
 
-async function guarded<T>(action: (keyring: KeyringModule) => Promise<T>): Promise<T> {
+/** D-Bus's words when the Secret Service left the bus during a call (gnome-keyring can crash under many sessions). */
+const SERVICE_LEFT = /disconnected from message bus without replying/i;
+
+/**
+ * `action`, once more if the Secret Service left the bus while it ran: D-Bus starts the service again on the next
+ * call, and every call here (read, write, delete) can be repeated. Any other failure, or a second one, is
+ * `KeyringUnavailable`.
+ */
+export async function guarded<T>(action: () => Promise<T>): Promise<T> {
 	try {
-		return await action(await loadKeyring());
+		return await action().catch((error: unknown) => {
+			if (error instanceof Error && SERVICE_LEFT.test(`${error.message} ${String(error.cause)}`)) return action();
+			throw error;
+		});
 	} catch (error) {
 		throw new KeyringUnavailable(error);
 	}
@@ -62,11 +73,11 @@ async function guarded<T>(action: (keyring: KeyringModule) => Promise<T>): Promi
 
 /** The OS keyring (Secret Service on Linux, Keychain on macOS, Credential Manager on Windows). */
 export function keyringStore(service: string = KEYRING_SERVICE): SecretStore {
-	const entry = (keyring: KeyringModule, account: string) => new keyring.AsyncEntry(service, account, ENTRY_OPTIONS);
+	const entry = async (account: string) => new (await loadKeyring()).AsyncEntry(service, account, ENTRY_OPTIONS);
 	return {
-		get: (account, signal) => guarded(async (keyring) => (await entry(keyring, account).getPassword(signal)) ?? undefined),
-		set: (account, value, signal) => guarded((keyring) => entry(keyring, account).setPassword(value, signal)),
-		delete: (account, signal) => guarded((keyring) => entry(keyring, account).deleteCredential(signal)),
+		get: (account, signal) => guarded(async () => (await (await entry(account)).getPassword(signal)) ?? undefined),
+		set: (account, value, signal) => guarded(async () => (await entry(account)).setPassword(value, signal)),
+		delete: (account, signal) => guarded(async () => (await entry(account)).deleteCredential(signal)),
 	};
 }
 

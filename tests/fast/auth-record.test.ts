@@ -1,11 +1,13 @@
 /**
  * The keyring record's name and format, as logic (fast tier): the account name (a digest of what the
  * credentials mean), record versions 1 and 2 (a DPoP key), damaged or foreign records read as absent.
- * The same records in the real Secret Service: tests/store.test.ts.
+ * A keyring call is made once more when the Secret Service left the bus during it. The same records in the
+ * real Secret Service: tests/store.test.ts.
  */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { newDpopKey } from "../../src/auth/dpop.ts";
+import { guarded, KeyringUnavailable } from "../../src/auth/keyring.ts";
 import { parseRecord, recordAccount, serializeRecord } from "../../src/auth/record.ts";
 import { httpServer } from "../fixtures/oauth/config.ts";
 
@@ -60,5 +62,40 @@ describe("the record format", () => {
 		assert.deepEqual(parseRecord(text)?.dpop, key);
 		assert.equal(parseRecord(JSON.stringify({ version: 2, tokens, dpop: { alg: "HS256", jwk: {} }, updatedAt: 7 })), undefined);
 		assert.equal(parseRecord(JSON.stringify({ version: 3, tokens, updatedAt: 7 })), undefined);
+	});
+});
+
+describe("a keyring call", () => {
+	const left = () => new Error("Platform failure: DBus error: Message recipient disconnected from message bus without replying");
+
+	test("is made once more when the Secret Service left the bus during it (D-Bus starts it again)", async () => {
+		let calls = 0;
+		const value = await guarded(async () => {
+			calls += 1;
+			if (calls === 1) throw left();
+			return "stored";
+		});
+		assert.deepEqual([value, calls], ["stored", 2]);
+	});
+
+	test("fails as KeyringUnavailable on a second such failure or on any other, without another try", async () => {
+		let calls = 0;
+		await assert.rejects(
+			guarded(async () => {
+				calls += 1;
+				throw left();
+			}),
+			KeyringUnavailable,
+		);
+		assert.equal(calls, 2);
+		calls = 0;
+		await assert.rejects(
+			guarded(async () => {
+				calls += 1;
+				throw new Error("No such interface “org.freedesktop.Secret.Collection”");
+			}),
+			KeyringUnavailable,
+		);
+		assert.equal(calls, 1);
 	});
 });
