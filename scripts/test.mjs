@@ -14,10 +14,14 @@ const testsIn = (dir) =>
 		.filter((file) => file.endsWith(".test.ts"))
 		.sort()
 		.map((file) => join(dir, file));
-// In the real tier, conformance (a minute, both cores) starts first, so the short files fill the cores beside
-// it rather than all waiting for it at the end.
-const LONGEST = join("tests", "conformance.test.ts");
-const real = () => testsIn("tests").sort((a, b) => Number(b === LONGEST) - Number(a === LONGEST));
+// In the real tier the longest files start first (conformance: a minute on both cores; the others 30-50 s on
+// a loaded machine), so the short ones fill the cores beside them rather than one long file running alone at
+// the end (user-tui, last by name, did).
+const LONGEST = ["conformance", "early", "user-tui", "early-bounds", "extension", "manager"].map((name) =>
+	join("tests", `${name}.test.ts`),
+);
+const rank = (file) => (LONGEST.includes(file) ? LONGEST.indexOf(file) : LONGEST.length);
+const real = () => testsIn("tests").sort((a, b) => rank(a) - rank(b));
 const files = given.length > 0 ? given : fast ? testsIn("tests/fast") : [...testsIn("tests/fast"), ...real()];
 const isFast = (file) => /(^|\/)tests\/fast\//.test(file);
 const env = { ...process.env, NODE_OPTIONS: "" };
