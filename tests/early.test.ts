@@ -501,9 +501,11 @@ describe("in a real Pi", { concurrency: 3 }, () => {
 		);
 		assert.equal(run.code, 0, run.stderr);
 		const wire = readWire(log);
-		const started = wire.findIndex((line) => line.event === "start");
-		const executed = wire.findIndex((line) => line.event === "tool_call");
-		assert.ok(started >= 0 && executed >= 0, JSON.stringify(wire));
+		// When the process began (`spawned`), not when it wrote its first line: a loaded machine can take a second
+		// to boot Node, and the line then comes after the call's.
+		const started = Math.min(...wire.flatMap((line) => (line.event === "start" && line.spawned ? [line.spawned] : [])));
+		const executed = wire.find((line) => line.event === "tool_call")?.at;
+		assert.ok(Number.isFinite(started) && executed !== undefined, JSON.stringify(wire));
 		assert.ok(started < executed, `the server started before the call executed: ${JSON.stringify(wire)}`);
 		const [call] = toolResults(run.events);
 		assert.equal(call?.text, `[modern] ${text}`);
