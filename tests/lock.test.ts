@@ -12,9 +12,10 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promise
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { acquireLock, ensurePrivateDir, LockBusy, type LockOwner, lockOwnerAlive, readLockOwner } from "../src/store.ts";
+import { acquireLock, ensurePrivateDir, type LockOwner, lockOwnerAlive, readLockOwner } from "../src/store.ts";
 import type { LockCommand } from "./fixtures/lock-worker.ts";
 import { startWorker, stopWorkers, type Worker } from "./fixtures/workers.ts";
+import { busy } from "./helpers/lock.ts";
 
 const WORKER = "tests/fixtures/lock-worker.ts";
 const POOL = 4;
@@ -48,15 +49,6 @@ async function lockDir(): Promise<string> {
 	const dir = join(state.base as string, `locks-${state.count++}`, "mcp-locks");
 	await ensurePrivateDir(dir);
 	return dir;
-}
-
-async function busy(promise: Promise<unknown>): Promise<LockBusy> {
-	const error = await promise.then(
-		() => assert.fail("expected LockBusy"),
-		(e: unknown) => e,
-	);
-	assert.ok(error instanceof LockBusy, String(error));
-	return error;
 }
 
 type DeadLock = Readonly<{ pid: number; text: string }>;

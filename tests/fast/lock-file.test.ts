@@ -12,7 +12,8 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, wr
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { acquireLock, ensurePrivateDir, LockBusy, type LockOwner, lockOwnerAlive, readLockOwner } from "../../src/store.ts";
+import { acquireLock, ensurePrivateDir, type LockOwner, lockOwnerAlive, readLockOwner } from "../../src/store.ts";
+import { busy } from "../helpers/lock.ts";
 
 const state: { base?: string; count: number } = { count: 0 };
 
@@ -58,15 +59,6 @@ const live = (pid: number): Partial<LockOwner> => ({ bootId: bootId(), startTime
 
 const unreadable = (path: string) =>
 	`lock ${path} is unreadable (empty, or not a lock pi-mcp made) and less than a minute old; if no pi-mcp is editing, remove it: rm ${JSON.stringify(path)} (a minute after its last change it counts as abandoned)`;
-
-async function busy(promise: Promise<unknown>): Promise<LockBusy> {
-	const error = await promise.then(
-		() => assert.fail("expected LockBusy"),
-		(e: unknown) => e,
-	);
-	assert.ok(error instanceof LockBusy, String(error));
-	return error;
-}
 
 describe("lock file", () => {
 	test("exclusive create, mode 0600 in a 0700 directory, only pid/host/createdAt/nonce/bootId/startTime; release removes it", async () => {
