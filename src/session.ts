@@ -195,11 +195,15 @@ export class SessionOwner {
 			await made.runtime.update(config.servers.map((entry) => this.#inputs.entry?.(entry) ?? entry));
 	}
 
-	/** Stops every server, removes the overflow directory and closes the sign-in listener. */
+	/**
+	 * Stops every server, removes the overflow directory and closes the sign-in listener, all three at once:
+	 * neither a slow server nor a failure of one step keeps the others from happening before Pi exits.
+	 */
 	async dispose(): Promise<void> {
 		this.#ended = true;
 		const made = await this.#parts?.catch(() => undefined);
-		await made?.runtime.dispose();
-		await Promise.all([made?.overflow.dispose(), this.#auth.dispose()]);
+		const steps = await Promise.allSettled([made?.runtime.dispose(), made?.overflow.dispose(), this.#auth.dispose()]);
+		const failed = steps.find((step) => step.status === "rejected");
+		if (failed) throw failed.reason;
 	}
 }
