@@ -191,7 +191,8 @@ describe("the shell against real parts", { concurrency: true }, () => {
 
 			// The browser on another machine: the address it ended on is pasted into the binary's stdin (a pipe).
 			const env = { DBUS_SESSION_BUS_ADDRESS: process.env.DBUS_SESSION_BUS_ADDRESS };
-			const pasting = startBin(signIn, ["login", server], env);
+			// 120 s, not the default 60: on a loaded machine the link alone took over 6 s, and the whole login 60.
+			const pasting = startBin(signIn, ["login", server], env, 120_000);
 			const redirect = ((await browse(await linkOf(pasting), { deliver: false })) as { redirect: URL }).redirect;
 			pasting.child.stdin?.write(`${redirect.href}\n`);
 			const pasted = await pasting.done;
