@@ -42,8 +42,8 @@ const fastRun = [
 	...fastFiles,
 ];
 // The real tier: three files at once on two cores, each in its own process. A real-tier file waits on servers,
-// Pi, tmux and the keyring often enough that two left a core idle (whole suite 273 s at 2, 242 s at 3; 4 was
-// slower again, 252 s). TEST_CONCURRENCY=n overrides it (1 on a machine busy with other work).
+// Pi, tmux and the keyring often enough that two left a core idle (whole suite 273 s at 2, 224-264 s at 3); 4 is
+// no faster (223-255 s) and loads the machine more. TEST_CONCURRENCY=n overrides it (1 on a busy machine).
 const realFiles = files.filter((file) => !isFast(file));
 const realRun = [
 	...node,
