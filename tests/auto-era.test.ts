@@ -103,7 +103,7 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 				command: node,
 				args: [STARTUP, "stdio"],
 				// The resident tries the lock only once the sibling holds it: it loses every time.
-				env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_PIPED_LOSES: "1" },
+				env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_LOSER: "piped" },
 			},
 		}));
 		assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), "[modern] x");
@@ -128,6 +128,30 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 			}));
 			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })).endsWith("] x"), true);
 			const pids = startedPids(readWire(h.log));
+			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+			await h.close();
+			assert.equal(pids.some(pidAlive), false);
+		}
+	});
+
+	test("the sibling loses the lock to the resident: a dual-era server is used in legacy, a modern-only one starts again alone", async () => {
+		for (const [flags, era, starts] of [
+			[[], "legacy", 2],
+			[["--modern-only"], "modern", 3],
+		] as const) {
+			const h = await harness((log, dir) => ({
+				locked: {
+					command: node,
+					args: [STARTUP, "stdio", ...flags],
+					env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_LOSER: "discarded" },
+				},
+			}));
+			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), `[${era}] x`, flags.join(" "));
+			assert.equal(h.runtime.status()[0]?.era, era);
+			const wire = readWire(h.log);
+			const pids = startedPids(wire);
+			assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the sibling found the lock held");
+			assert.equal(pids.length, starts, `processes started (${flags.join(" ") || "dual-era"})`);
 			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
 			await h.close();
 			assert.equal(pids.some(pidAlive), false);

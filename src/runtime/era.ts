@@ -5,7 +5,8 @@
  * `server/discover`; it is then connected in the era found (the SDK's `prior`), so the SDK probes nothing
  * itself. The probe is the SDK's: a client pinned to the modern era, over the sibling (a transport that
  * is not the SDK's own stdio class probes in place); any failure means legacy, as the SDK's stdio probe
- * decides. A server that exits on a pre-`initialize` request only loses the sibling.
+ * decides. A server that exits on a pre-`initialize` request only loses the sibling; one that cannot run twice
+ * at once (a lock: whichever process loses it exits) starts again alone once the sibling has gone.
  */
 import type {
 	Client,
@@ -173,23 +174,36 @@ export async function connectStdio(
 	const probe = c.client({ mode: { pin: MODERN }, probe: { timeoutMs: c.probeMs } });
 	const { prior, answered } = await probeEra(probe, sibling, c.request);
 	const client = c.client();
-	const connected = await connectWith(client, resident, prior, c.request).then(
-		() => true,
+	const outcome = await connectWith(client, resident, prior, c.request).then(
+		() => "connected" as const,
 		(error: unknown) => {
-			if (!answered || !resident.endedByItself || c.request.signal.aborted) throw error;
-			return false;
+			if (c.request.signal.aborted) throw error;
+			// The resident exited while the sibling ran: a server that cannot run twice at once (it holds a lock,
+			// a port or a database file).
+			if (answered && resident.endedByItself) return "exited" as const;
+			// The sibling exited unanswered, which reads as legacy, but the resident refused the legacy handshake
+			// and still ran: a modern-only server whose sibling lost such a lock to the resident.
+			if (!answered && !resident.endedByItself) return { refused: error };
+			throw error;
 		},
 	);
 	await sibling.closed();
-	if (connected) {
+	if (outcome === "connected") {
 		c.eras?.set(c.key, prior);
 		return { client, resident };
 	}
-	// The resident exited while the sibling ran: a server that cannot run twice at once (it holds a lock,
-	// a port or a database file). Now that the sibling has gone, it starts again, alone, in the era found.
+	// Now that the sibling has gone, the server starts again, alone: in the era found, or probed in place.
 	const again = await c.start("pipe");
-	const alone = await connectWith(c.client(), again, prior, c.request);
-	c.eras?.set(c.key, prior);
+	if (outcome === "exited") {
+		const alone = await connectWith(c.client(), again, prior, c.request);
+		c.eras?.set(c.key, prior);
+		return { client: alone, resident: again };
+	}
+	const alone = await connectWith(c.client({ mode: { pin: MODERN } }), again, undefined, c.request).catch(() => {
+		throw outcome.refused;
+	});
+	const discover = alone.getDiscoverResult();
+	if (discover) c.eras?.set(c.key, { kind: "modern", discover });
 	return { client: alone, resident: again };
 }
 
