@@ -349,9 +349,10 @@ describe("setup timeouts", () => {
 	});
 
 	test("the setup timeout counts from the SDK's load: a slow load does not time a server out", async () => {
-		// The SDK is held 2.5 s before it loads, in a child process (module hooks), and the server's
-		// timeout is 1.5 s: counted from the call, the setup would time out while the SDK loads.
-		const { calls, status, wire } = await underSdkHooks({ SLOW_SDK_MS: "2500" }, 1500);
+		// The SDK is held 6 s before it loads, in a child process (module hooks), and the server's
+		// timeout is 4.5 s: counted from the call, the setup would time out while the SDK loads. Counted
+		// from the load, 4.5 s leaves a loaded CI machine room for the start (1.5 s once failed there).
+		const { calls, status, wire } = await underSdkHooks({ SLOW_SDK_MS: "6000" }, 4500);
 		assert.deepEqual(calls, [{ text: "[legacy] after a slow load" }, { text: "[legacy] after a slow load" }]);
 		assert.equal(status[0]?.state, "ready");
 		assert.equal(startedPids(wire).length, 1, "one server for both calls");
