@@ -74,8 +74,8 @@ describe("the mcp tool in a real Pi: one run of the model's calls", () => {
 			fx: fixture(log),
 			broken: { command: "x", colour: "blue" },
 			missing: { command: join(sandbox.root, "no-such-binary") },
-			// 3 s: the setup and the 5 MiB call must fit on a loaded CI machine; the slow call outlasts it.
-			out: fixture(`${log}.out`, { requestTimeoutMs: 3000 }),
+			// 4 s: the setup and the 5 MiB call must fit on a loaded CI machine; the slow call (6 s) outlasts it.
+			out: fixture(`${log}.out`, { requestTimeoutMs: 4000 }),
 		};
 		await writeFile(
 			userPath,
@@ -177,7 +177,7 @@ describe("the mcp tool in a real Pi: one run of the model's calls", () => {
 		const path = /Full output: (\S+)\]$/.exec(big?.text ?? "")?.[1];
 		assert.ok(path, (big?.text ?? "").slice(-300));
 		assert.equal(existsSync(path), false, "the overflow file is removed when Pi exits");
-		assert.equal(slow?.text, "done after 6000ms", "progress kept the call alive past its 3 s timeout");
+		assert.equal(slow?.text, "done after 6000ms", "progress kept the call alive past its 4 s timeout");
 		const updates = shared.run.events.filter((event) => event.type === "tool_execution_update");
 		assert.ok(updates.length >= 3, `saw ${updates.length} tool_execution_update events`);
 		assert.match(JSON.stringify(updates.at(-1)), /\d+% · step \d/);
