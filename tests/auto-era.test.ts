@@ -97,29 +97,61 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		}
 	});
 
-	test("a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone", async () => {
-		const h = await harness((log, dir) => ({
-			locked: {
-				command: node,
-				args: [STARTUP, "stdio"],
-				// The resident tries the lock only once the sibling holds it: it loses every time.
-				env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_LOSER: "piped" },
-			},
-		}));
-		assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), "[modern] x");
-		const status = h.runtime.status()[0];
-		assert.equal(status?.state, "ready");
-		assert.equal(status?.era, "modern", "the sibling's answer still sets the era");
-		const wire = readWire(h.log);
-		const pids = startedPids(wire);
-		assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the first resident found the lock held");
-		assert.equal(pids.length, 3, "sibling, resident, resident again");
-		assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
-		assert.equal(text(await h.runtime.call("locked", "echo", { text: "y" })), "[modern] y");
-		await h.close();
-		assert.equal(pids.some(pidAlive), false);
-		assert.equal(existsSync(join(h.dir, "server.lock")), false);
-	});
+	for (const exitOnly of [false, true]) {
+		test(`a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone${exitOnly ? " (its stdin ended first: a lock removed only at exit is gone)" : ""}`, async () => {
+			const h = await harness((log, dir) => ({
+				locked: {
+					command: node,
+					args: [STARTUP, "stdio"],
+					// The resident tries the lock only once the sibling holds it: it loses every time.
+					env: {
+						FIXTURE_LOG: log,
+						FIXTURE_LOCK: join(dir, "server.lock"),
+						FIXTURE_LOCK_LOSER: "piped",
+						...(exitOnly ? { FIXTURE_LOCK_EXIT_ONLY: "1" } : {}),
+					},
+				},
+			}));
+			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), "[modern] x");
+			const status = h.runtime.status()[0];
+			assert.equal(status?.state, "ready");
+			assert.equal(status?.era, "modern", "the sibling's answer still sets the era");
+			const wire = readWire(h.log);
+			const pids = startedPids(wire);
+			assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the first resident found the lock held");
+			assert.equal(pids.length, 3, "sibling, resident, resident again");
+			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+			assert.equal(text(await h.runtime.call("locked", "echo", { text: "y" })), "[modern] y");
+			await h.close();
+			assert.equal(pids.some(pidAlive), false);
+			assert.equal(existsSync(join(h.dir, "server.lock")), false);
+		});
+	}
+
+	// Connected, the sibling is signalled at once; when the server must start again (its lock lost), once its grace
+	// is over. Either way its whole group: through a wrapper that stays (no exec), the server is the sibling's
+	// child, out of the SDK's reach.
+	for (const locked of [false, true]) {
+		test(`a sibling still running once its stdin has ended is signalled, its whole group${locked ? ", before the server starts again" : ""}: one process is left after the call`, async () => {
+			const h = await harness((log, dir) => ({
+				lingers: {
+					command: "sh",
+					args: ["-c", `"${node}" "${STARTUP}" stdio; true`],
+					env: {
+						FIXTURE_LOG: log,
+						FIXTURE_LINGER: "1",
+						...(locked ? { FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_LOSER: "piped" } : {}),
+					},
+				},
+			}));
+			assert.equal(text(await h.runtime.call("lingers", "echo", { text: "x" })), "[modern] x");
+			const pids = startedPids(readWire(h.log));
+			assert.equal(pids.length, locked ? 3 : 2, locked ? "sibling, resident, resident again" : "sibling and resident");
+			assert.equal(pids.filter(pidAlive).length, 1, "the sibling's server is gone");
+			await h.close();
+			assert.equal(pids.some(pidAlive), false);
+		});
+	}
 
 	test("a server that guards a lock file works whichever process takes the lock first", async () => {
 		for (let round = 0; round < 3; round++) {

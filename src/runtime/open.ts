@@ -143,7 +143,7 @@ export async function openServer(config: ServerConfig, options: OpenOptions): Pr
 			stderr,
 		});
 		if (signal.aborted) throw signal.reason;
-		// A probe sibling hangs up at once when closed; the resident's stderr goes to the tail.
+		// A probe sibling is signalled if it lingers once closed; the resident's stderr goes to the tail.
 		const started = new Started(inner, stderr === "ignore" ? hangUp : undefined);
 		made.push(started);
 		if (stderr === "pipe") {
