@@ -97,8 +97,12 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		}
 	});
 
-	for (const exitOnly of [false, true]) {
-		test(`a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone${exitOnly ? " (its stdin ended first: a lock removed only at exit is gone)" : ""}`, async () => {
+	for (const [loser, exitOnly, told] of [
+		["piped", false, ""],
+		["piped", true, " (its stdin ended first: a lock removed only at exit is gone)"],
+		["late", true, " (lost after the probe was answered: the sibling still waited for the resident's outcome)"],
+	] as const) {
+		test(`a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone${told}`, async () => {
 			const h = await harness((log, dir) => ({
 				locked: {
 					command: node,
@@ -107,7 +111,7 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 					env: {
 						FIXTURE_LOG: log,
 						FIXTURE_LOCK: join(dir, "server.lock"),
-						FIXTURE_LOCK_LOSER: "piped",
+						FIXTURE_LOCK_LOSER: loser,
 						...(exitOnly ? { FIXTURE_LOCK_EXIT_ONLY: "1" } : {}),
 					},
 				},

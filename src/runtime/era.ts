@@ -196,28 +196,33 @@ export async function connectStdio(
 	const resident = await c.start("pipe");
 	const probe = c.client({ mode: { pin: MODERN }, probe: { timeoutMs: c.probeMs } });
 	const { prior, answered } = await probeEra(probe, sibling, c.request);
-	// The resident already gone by itself is a server that cannot run twice at once (a lock lost to the
-	// sibling), to start again: the sibling then ends on its stdin's end, running its exit handlers (a lock
-	// file removed), with a grace for it. Otherwise it is signalled at once, sparing the resident's start the
-	// CPU of its graceful exit (~4 % of the fixture's first call).
-	void sibling.close();
-	if (!resident.endedByItself) sibling.hurry();
-	await probe.close().catch(() => undefined);
+	// The sibling idles until the resident's outcome is known: whether it may be signalled depends on it.
 	const client = c.client();
-	const outcome = await connectWith(client, resident, prior, c.request).then(
-		() => "connected" as const,
-		(error: unknown) => {
-			if (c.request.signal.aborted) throw error;
-			// The resident exited while the sibling ran: a server that cannot run twice at once (it holds a lock,
-			// a port or a database file).
-			if (answered && resident.endedByItself) return "exited" as const;
-			// The sibling exited unanswered, which reads as legacy, but the resident refused the legacy handshake
-			// and still ran: a modern-only server whose sibling lost such a lock to the resident.
-			if (!answered && !resident.endedByItself) return { refused: error };
+	const outcome = await connectWith(client, resident, prior, c.request)
+		.then(
+			() => "connected" as const,
+			(error: unknown) => {
+				if (c.request.signal.aborted) throw error;
+				// The resident exited while the sibling ran: a server that cannot run twice at once (it holds a lock,
+				// a port or a database file).
+				if (answered && resident.endedByItself) return "exited" as const;
+				// The sibling exited unanswered, which reads as legacy, but the resident refused the legacy handshake
+				// and still ran: a modern-only server whose sibling lost such a lock to the resident.
+				if (!answered && !resident.endedByItself) return { refused: error };
+				throw error;
+			},
+		)
+		.catch(async (error: unknown) => {
+			await endSibling(probe, sibling, "now");
 			throw error;
-		},
-	);
-	await sibling.closed();
+		});
+	// Connected, the sibling is signalled at once. Otherwise the server starts again, and the sibling's exit
+	// handlers must have run first (they may remove a lock file, which a signal would leave behind): its
+	// stdin ends, and a signal follows only after its grace. Signalled as soon as it answered, a sibling
+	// left such a lock behind whenever the resident's exit was seen late (a loaded machine). Waiting costs
+	// the usual first call ~2-3 % (measured on the fixture): the sibling's end (~9 ms) no longer overlaps the
+	// resident's connect.
+	await endSibling(probe, sibling, outcome === "connected" ? "now" : "gracefully");
 	if (outcome === "connected") {
 		c.eras?.set(c.key, prior);
 		return { client, resident };
@@ -235,6 +240,14 @@ export async function connectStdio(
 	const discover = alone.getDiscoverResult();
 	if (discover) c.eras?.set(c.key, { kind: "modern", discover });
 	return { client: alone, resident: again };
+}
+
+/** Closes the probe client and its sibling, signalled `now` or given its grace; resolves once it has gone. */
+async function endSibling(probe: Client, sibling: Started, how: "now" | "gracefully"): Promise<void> {
+	void sibling.close();
+	if (how === "now") sibling.hurry();
+	await probe.close().catch(() => undefined);
+	await sibling.closed();
 }
 
 /** Connects `client` over `transport`, from `prior` if given; on failure the client is closed. */
