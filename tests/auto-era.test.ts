@@ -194,6 +194,64 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		}
 	});
 
+	// A loser that waits for the lock rather than exiting sits silent, its stdin unread, while the winner runs.
+	test("the resident waits for the lock the sibling took: the answered sibling is ended after its idle time, and the resident goes on", async () => {
+		const h = await harness((log, dir) => ({
+			locked: {
+				command: node,
+				args: [STARTUP, "stdio"],
+				env: {
+					FIXTURE_LOG: log,
+					FIXTURE_LOCK: join(dir, "server.lock"),
+					FIXTURE_LOCK_LOSER: "piped",
+					FIXTURE_LOCK_WAIT: "1",
+					FIXTURE_LOCK_EXIT_ONLY: "1",
+				},
+			},
+		}));
+		assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), "[modern] x");
+		assert.equal(h.runtime.status()[0]?.era, "modern");
+		const wire = readWire(h.log);
+		const pids = startedPids(wire);
+		assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the resident found the lock held");
+		assert.equal(pids.length, 2, "sibling and resident, no start again");
+		assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+		await h.close();
+		assert.equal(pids.some(pidAlive), false);
+		assert.equal(existsSync(join(h.dir, "server.lock")), false);
+	});
+
+	test("the sibling waits for the lock the resident took, silent until the probe's timeout: a dual-era server is used in legacy, a modern-only one starts again alone", async () => {
+		for (const [flags, era, starts] of [
+			[[], "legacy", 2],
+			[["--modern-only"], "modern", 3],
+		] as const) {
+			const h = await harness((log, dir) => ({
+				locked: {
+					command: node,
+					args: [STARTUP, "stdio", ...flags],
+					// The probe's timeout is the request timeout's, up to 10 s: short here.
+					requestTimeoutMs: 6000,
+					env: {
+						FIXTURE_LOG: log,
+						FIXTURE_LOCK: join(dir, "server.lock"),
+						FIXTURE_LOCK_LOSER: "discarded",
+						FIXTURE_LOCK_WAIT: "1",
+					},
+				},
+			}));
+			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), `[${era}] x`, flags.join(" "));
+			assert.equal(h.runtime.status()[0]?.era, era);
+			const wire = readWire(h.log);
+			const pids = startedPids(wire);
+			assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the sibling found the lock held");
+			assert.equal(pids.length, starts, `processes started (${flags.join(" ") || "dual-era"})`);
+			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+			await h.close();
+			assert.equal(pids.some(pidAlive), false);
+		}
+	});
+
 	test("pinned to its era, a stdio server starts once", async () => {
 		const h = await harness((log) => ({
 			modern: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: log }, protocolVersion: "2026-07-28" },

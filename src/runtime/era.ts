@@ -6,7 +6,8 @@
  * itself. The probe is the SDK's: a client pinned to the modern era, over the sibling (a transport that
  * is not the SDK's own stdio class probes in place); any failure means legacy, as the SDK's stdio probe
  * decides. A server that exits on a pre-`initialize` request only loses the sibling; one that cannot run twice
- * at once (a lock: whichever process loses it exits) starts again alone once the sibling has gone.
+ * at once (a lock: whichever process loses it exits, or waits) starts again alone once the sibling has gone,
+ * or goes on once the sibling, idle past its answer, has been ended.
  */
 import type {
 	Client,
@@ -17,6 +18,7 @@ import type {
 	VersionNegotiationOptions,
 } from "@modelcontextprotocol/client";
 import type { StdioTransport } from "../contracts.ts";
+import { errorCode } from "../errors.ts";
 
 export type Prior = Readonly<{ kind: "legacy" }> | Readonly<{ kind: "modern"; discover: DiscoverResult }>;
 
@@ -51,6 +53,13 @@ export class Eras {
  * handlers: a lock file taken at start is removed then, and not by a signal the server may not handle.
  */
 export const SIBLING_GRACE_MS = 300;
+
+/**
+ * How long a probe sibling that has answered idles, waiting for the resident's outcome, before it is ended
+ * anyway (its stdin first, as above). A resident that waits for a lock the sibling took, rather than exiting,
+ * goes on only then; any other resident has usually answered long before (both started together).
+ */
+export const SIBLING_IDLE_MS = 1000;
 
 /**
  * A transport started at once: its `start()` (a client's connect calls it) returns that first start, so
@@ -196,8 +205,10 @@ export async function connectStdio(
 	const resident = await c.start("pipe");
 	const probe = c.client({ mode: { pin: MODERN }, probe: { timeoutMs: c.probeMs } });
 	const { prior, answered } = await probeEra(probe, sibling, c.request);
-	// The sibling idles until the resident's outcome is known: whether it may be signalled depends on it.
+	// The sibling idles until the resident's outcome is known (whether it may be signalled depends on it), or
+	// until SIBLING_IDLE_MS have passed: then it is ended gracefully, for a resident waiting on its lock.
 	const client = c.client();
+	const idle = setTimeout(() => void endSibling(probe, sibling, "gracefully"), SIBLING_IDLE_MS);
 	const outcome = await connectWith(client, resident, prior, c.request)
 		.then(
 			() => "connected" as const,
@@ -206,16 +217,19 @@ export async function connectStdio(
 				// The resident exited while the sibling ran: a server that cannot run twice at once (it holds a lock,
 				// a port or a database file).
 				if (answered && resident.endedByItself) return "exited" as const;
-				// The sibling exited unanswered, which reads as legacy, but the resident refused the legacy handshake
-				// and still ran: a modern-only server whose sibling lost such a lock to the resident.
-				if (!answered && !resident.endedByItself) return { refused: error };
+				// The probe read legacy, but the resident refused the legacy handshake and still runs: a modern-only
+				// server whose sibling lost such a lock to the resident, and exited or waits for it, silent until the
+				// probe's timeout. (A resident that timed out as well is not one: it is not started again.)
+				const refused = !answered || errorCode(error) !== "REQUEST_TIMEOUT";
+				if (prior.kind === "legacy" && !resident.endedByItself && refused) return { refused: error };
 				throw error;
 			},
 		)
 		.catch(async (error: unknown) => {
 			await endSibling(probe, sibling, "now");
 			throw error;
-		});
+		})
+		.finally(() => clearTimeout(idle));
 	// Connected, the sibling is signalled at once. Otherwise the server starts again, and the sibling's exit
 	// handlers must have run first (they may remove a lock file, which a signal would leave behind): its
 	// stdin ends, and a signal follows only after its grace. Signalled as soon as it answered, a sibling

@@ -53,7 +53,11 @@ function filterMessages(transport: Transport, filter: OpenOptions["filter"]): vo
 	if (filter && deliver) port.onmessage = (message, extra) => deliver(filter(message), extra);
 }
 
-const probeTimeout = (config: ServerConfig) => Math.min(config.requestTimeoutMs, 10_000);
+/**
+ * A probe that gets no answer reads as legacy once this has passed: half the setup's time (the request
+ * timeout bounds the whole setup), at most 10 s, so a silent sibling leaves the other half to connect in.
+ */
+const probeTimeout = (config: ServerConfig) => Math.min(Math.ceil(config.requestTimeoutMs / 2), 10_000);
 
 function negotiation(config: ServerConfig): VersionNegotiationOptions {
 	if (config.protocolVersion === "legacy") return { mode: "legacy" };
