@@ -221,17 +221,17 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		assert.equal(existsSync(join(h.dir, "server.lock")), false);
 	});
 
-	test("the sibling waits for the lock the resident took, silent until the probe's timeout: a dual-era server is used in legacy, a modern-only one starts again alone", async () => {
-		for (const [flags, era, starts] of [
-			[[], "legacy", 2],
-			[["--modern-only"], "modern", 3],
-		] as const) {
+	for (const [flags, era, starts] of [
+		[[], "legacy", 2],
+		[["--modern-only"], "modern", 3],
+	] as const) {
+		test(`the sibling waits for the lock the resident took, silent until the probe's timeout: ${flags.length === 0 ? "a dual-era server is used in legacy" : "a modern-only one starts again alone"}`, async () => {
 			const h = await harness((log, dir) => ({
 				locked: {
 					command: node,
 					args: [STARTUP, "stdio", ...flags],
-					// The probe's timeout is the request timeout's, up to 10 s: short here.
-					requestTimeoutMs: 6000,
+					// The probe times out at half the request timeout (10 s at most): 5 s here, and 5 s left to connect.
+					requestTimeoutMs: 10_000,
 					env: {
 						FIXTURE_LOG: log,
 						FIXTURE_LOCK: join(dir, "server.lock"),
@@ -249,8 +249,8 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
 			await h.close();
 			assert.equal(pids.some(pidAlive), false);
-		}
-	});
+		});
+	}
 
 	test("pinned to its era, a stdio server starts once", async () => {
 		const h = await harness((log) => ({
