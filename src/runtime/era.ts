@@ -210,6 +210,7 @@ export async function connectStdio(
 	const client = c.client();
 	const idle = setTimeout(() => void endSibling(probe, sibling, "gracefully"), SIBLING_IDLE_MS);
 	const outcome = await connectWith(client, resident, prior, c.request)
+		.finally(() => clearTimeout(idle))
 		.then(
 			() => "connected" as const,
 			(error: unknown) => {
@@ -228,8 +229,7 @@ export async function connectStdio(
 		.catch(async (error: unknown) => {
 			await endSibling(probe, sibling, "now");
 			throw error;
-		})
-		.finally(() => clearTimeout(idle));
+		});
 	// Connected, the sibling is signalled at once. Otherwise the server starts again, and the sibling's exit
 	// handlers must have run first (they may remove a lock file, which a signal would leave behind): its
 	// stdin ends, and a signal follows only after its grace. Signalled as soon as it answered, a sibling
