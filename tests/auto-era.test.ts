@@ -230,8 +230,9 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 				locked: {
 					command: node,
 					args: [STARTUP, "stdio", ...flags],
-					// The probe times out at half the request timeout (10 s at most): 5 s here, and 5 s left to connect.
-					requestTimeoutMs: 10_000,
+					// The probe times out at half the request timeout, 10 s at most: 10 s left to connect after it, which
+					// a loaded machine needs (a full suite's load delayed the spawns alone by 6 s).
+					requestTimeoutMs: 20_000,
 					env: {
 						FIXTURE_LOG: log,
 						FIXTURE_LOCK: join(dir, "server.lock"),
