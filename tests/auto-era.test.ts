@@ -97,22 +97,28 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		}
 	});
 
-	for (const [loser, exitOnly, told] of [
-		["piped", false, ""],
-		["piped", true, " (its stdin ended first: a lock removed only at exit is gone)"],
-		["late", true, " (lost after the probe was answered: the sibling still waited for the resident's outcome)"],
+	// The resident tries the lock only once the sibling holds it: it loses every time, and exits, or waits for
+	// the lock (silent, its stdin unread) until the sibling, idle past its answer, is ended.
+	for (const [loser, exitOnly, waits, told] of [
+		["piped", false, false, ""],
+		["piped", true, false, " (its stdin ended first: a lock removed only at exit is gone)"],
+		["late", true, false, " (lost after the probe was answered: the sibling still waited for the resident's outcome)"],
+		["piped", true, true, ""],
 	] as const) {
-		test(`a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone${told}`, async () => {
+		const what = waits
+			? "the resident waits for the lock the sibling took: the answered sibling is ended after its idle time, and the resident goes on"
+			: `a server that cannot run twice at once: the resident exits early, and starts again once the sibling has gone${told}`;
+		test(what, async () => {
 			const h = await harness((log, dir) => ({
 				locked: {
 					command: node,
 					args: [STARTUP, "stdio"],
-					// The resident tries the lock only once the sibling holds it: it loses every time.
 					env: {
 						FIXTURE_LOG: log,
 						FIXTURE_LOCK: join(dir, "server.lock"),
 						FIXTURE_LOCK_LOSER: loser,
 						...(exitOnly ? { FIXTURE_LOCK_EXIT_ONLY: "1" } : {}),
+						...(waits ? { FIXTURE_LOCK_WAIT: "1" } : {}),
 					},
 				},
 			}));
@@ -123,7 +129,7 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 			const wire = readWire(h.log);
 			const pids = startedPids(wire);
 			assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the first resident found the lock held");
-			assert.equal(pids.length, 3, "sibling, resident, resident again");
+			assert.equal(pids.length, waits ? 2 : 3, waits ? "sibling and resident" : "sibling, resident, resident again");
 			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
 			assert.equal(text(await h.runtime.call("locked", "echo", { text: "y" })), "[modern] y");
 			await h.close();
@@ -170,87 +176,41 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		}
 	});
 
-	test("the sibling loses the lock to the resident: a dual-era server is used in legacy, a modern-only one starts again alone", async () => {
+	// The sibling loses the lock to the resident, and exits or waits for it: silent, its stdin unread, it reads as
+	// legacy only at the probe's timeout.
+	for (const waits of [false, true]) {
 		for (const [flags, era, starts] of [
 			[[], "legacy", 2],
 			[["--modern-only"], "modern", 3],
 		] as const) {
-			const h = await harness((log, dir) => ({
-				locked: {
-					command: node,
-					args: [STARTUP, "stdio", ...flags],
-					env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock"), FIXTURE_LOCK_LOSER: "discarded" },
-				},
-			}));
-			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), `[${era}] x`, flags.join(" "));
-			assert.equal(h.runtime.status()[0]?.era, era);
-			const wire = readWire(h.log);
-			const pids = startedPids(wire);
-			assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the sibling found the lock held");
-			assert.equal(pids.length, starts, `processes started (${flags.join(" ") || "dual-era"})`);
-			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
-			await h.close();
-			assert.equal(pids.some(pidAlive), false);
-		}
-	});
-
-	// A loser that waits for the lock rather than exiting sits silent, its stdin unread, while the winner runs.
-	test("the resident waits for the lock the sibling took: the answered sibling is ended after its idle time, and the resident goes on", async () => {
-		const h = await harness((log, dir) => ({
-			locked: {
-				command: node,
-				args: [STARTUP, "stdio"],
-				env: {
-					FIXTURE_LOG: log,
-					FIXTURE_LOCK: join(dir, "server.lock"),
-					FIXTURE_LOCK_LOSER: "piped",
-					FIXTURE_LOCK_WAIT: "1",
-					FIXTURE_LOCK_EXIT_ONLY: "1",
-				},
-			},
-		}));
-		assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), "[modern] x");
-		assert.equal(h.runtime.status()[0]?.era, "modern");
-		const wire = readWire(h.log);
-		const pids = startedPids(wire);
-		assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the resident found the lock held");
-		assert.equal(pids.length, 2, "sibling and resident, no start again");
-		assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
-		await h.close();
-		assert.equal(pids.some(pidAlive), false);
-		assert.equal(existsSync(join(h.dir, "server.lock")), false);
-	});
-
-	for (const [flags, era, starts] of [
-		[[], "legacy", 2],
-		[["--modern-only"], "modern", 3],
-	] as const) {
-		test(`the sibling waits for the lock the resident took, silent until the probe's timeout: ${flags.length === 0 ? "a dual-era server is used in legacy" : "a modern-only one starts again alone"}`, async () => {
-			const h = await harness((log, dir) => ({
-				locked: {
-					command: node,
-					args: [STARTUP, "stdio", ...flags],
-					// The probe times out at half the request timeout, 10 s at most: 10 s left to connect after it, which
-					// a loaded machine needs (a full suite's load delayed the spawns alone by 6 s).
-					requestTimeoutMs: 20_000,
-					env: {
-						FIXTURE_LOG: log,
-						FIXTURE_LOCK: join(dir, "server.lock"),
-						FIXTURE_LOCK_LOSER: "discarded",
-						FIXTURE_LOCK_WAIT: "1",
+			const kind = flags.length === 0 ? "a dual-era server is used in legacy" : "a modern-only one starts again alone";
+			test(`the sibling ${waits ? "waits for the lock the resident took, silent until the probe's timeout" : "loses the lock to the resident"}: ${kind}`, async () => {
+				const h = await harness((log, dir) => ({
+					locked: {
+						command: node,
+						args: [STARTUP, "stdio", ...flags],
+						// The probe times out at half the request timeout, 10 s at most: 10 s left to connect after it,
+						// which a loaded machine needs (a full suite's load delayed the spawns alone by 6 s).
+						...(waits ? { requestTimeoutMs: 20_000 } : {}),
+						env: {
+							FIXTURE_LOG: log,
+							FIXTURE_LOCK: join(dir, "server.lock"),
+							FIXTURE_LOCK_LOSER: "discarded",
+							...(waits ? { FIXTURE_LOCK_WAIT: "1" } : {}),
+						},
 					},
-				},
-			}));
-			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), `[${era}] x`, flags.join(" "));
-			assert.equal(h.runtime.status()[0]?.era, era);
-			const wire = readWire(h.log);
-			const pids = startedPids(wire);
-			assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the sibling found the lock held");
-			assert.equal(pids.length, starts, `processes started (${flags.join(" ") || "dual-era"})`);
-			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
-			await h.close();
-			assert.equal(pids.some(pidAlive), false);
-		});
+				}));
+				assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })), `[${era}] x`);
+				assert.equal(h.runtime.status()[0]?.era, era);
+				const wire = readWire(h.log);
+				const pids = startedPids(wire);
+				assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the sibling found the lock held");
+				assert.equal(pids.length, starts, "processes started");
+				assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+				await h.close();
+				assert.equal(pids.some(pidAlive), false);
+			});
+		}
 	}
 
 	test("pinned to its era, a stdio server starts once", async () => {
