@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, type WireLine } from "./helpers/servers.ts";
@@ -22,6 +23,18 @@ async function harness(servers: (log: string, dir: string) => Record<string, unk
 	const opened = await openSession((dir) => servers(join(dir, "wire.log"), dir), "pi-mcp-auto-");
 	cleanups.push(opened.close);
 	return { ...opened, runtime: opened.session.runtime, log: join(opened.dir, "wire.log") };
+}
+
+/** A loopback port nothing listens on now. */
+function freePort(): Promise<number> {
+	const probe = createServer();
+	return new Promise((resolve, reject) => {
+		probe.once("error", reject);
+		probe.listen(0, "127.0.0.1", () => {
+			const address = probe.address();
+			probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+		});
+	});
 }
 
 const text = (result: { content?: readonly { type: string; text?: string }[] }) =>
@@ -163,18 +176,25 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		});
 	}
 
-	test("a server that guards a lock file works whichever process takes the lock first", async () => {
-		for (let round = 0; round < 3; round++) {
-			const h = await harness((log, dir) => ({
-				locked: { command: node, args: [STARTUP, "stdio"], env: { FIXTURE_LOG: log, FIXTURE_LOCK: join(dir, "server.lock") } },
-			}));
-			assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })).endsWith("] x"), true);
-			const pids = startedPids(readWire(h.log));
-			assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
-			await h.close();
-			assert.equal(pids.some(pidAlive), false);
-		}
-	});
+	for (const guard of ["a lock file", "a port"] as const) {
+		test(`a server that guards ${guard} works whichever process takes it first`, async () => {
+			for (let round = 0; round < 3; round++) {
+				const port = guard === "a port" ? await freePort() : undefined;
+				const h = await harness((log, dir) => ({
+					locked: {
+						command: node,
+						args: [STARTUP, "stdio"],
+						env: { FIXTURE_LOG: log, ...(port ? { FIXTURE_PORT: String(port) } : { FIXTURE_LOCK: join(dir, "server.lock") }) },
+					},
+				}));
+				assert.equal(text(await h.runtime.call("locked", "echo", { text: "x" })).endsWith("] x"), true);
+				const pids = startedPids(readWire(h.log));
+				assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
+				await h.close();
+				assert.equal(pids.some(pidAlive), false);
+			}
+		});
+	}
 
 	// The sibling loses the lock to the resident, and exits or waits for it: silent, its stdin unread, it reads as
 	// legacy only at the probe's timeout.
