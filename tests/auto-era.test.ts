@@ -216,7 +216,9 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 							FIXTURE_LOG: log,
 							FIXTURE_LOCK: join(dir, "server.lock"),
 							FIXTURE_LOCK_LOSER: "discarded",
-							...(waits ? { FIXTURE_LOCK_WAIT: "1" } : {}),
+							// Removed at exit only: a waiting sibling that took it once the refused resident had gone would
+							// leave it behind when signalled.
+							...(waits ? { FIXTURE_LOCK_WAIT: "1", FIXTURE_LOCK_EXIT_ONLY: "1" } : {}),
 						},
 					},
 				}));
@@ -229,6 +231,7 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 				assert.equal(pids.filter(pidAlive).length, 1, "one resident survives");
 				await h.close();
 				assert.equal(pids.some(pidAlive), false);
+				assert.equal(existsSync(join(h.dir, "server.lock")), false);
 			});
 		}
 	}

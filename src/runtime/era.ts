@@ -81,6 +81,7 @@ export class Started implements Transport {
 	#closed?: Promise<void>;
 	#closingPid?: number | null;
 	#hurried = false;
+	#first?: () => Promise<void>;
 
 	constructor(inner: StdioTransport, hangUp?: (pid: number) => void) {
 		this.#inner = inner;
@@ -104,13 +105,22 @@ export class Started implements Transport {
 		return this.#inner.send(message, options);
 	}
 
+	/**
+	 * While set, a close first awaits `first`. A resident's close waits for the probe sibling's end, so that the
+	 * sibling (waiting for a lock the resident holds) cannot take what the resident frees on its way out.
+	 */
+	closeAfter(first: (() => Promise<void>) | undefined): void {
+		this.#first = first;
+	}
+
 	close(): Promise<void> {
 		if (!this.#closed) {
 			this.#endedFirst = this.#ended;
 			// Read before the SDK's close, which forgets the process.
 			this.#closingPid = this.pid;
+			const first = this.#first?.() ?? Promise.resolve();
 			// The SDK's close ends the stdin, then waits 2 s before its own SIGTERM (to the process alone).
-			this.#closed = this.#inner.close().catch(() => undefined);
+			this.#closed = first.then(() => this.#inner.close()).catch(() => undefined);
 			if (this.#hangUp) {
 				const timer = setTimeout(() => this.hurry(), SIBLING_GRACE_MS);
 				void this.#closed.then(() => clearTimeout(timer));
@@ -205,12 +215,22 @@ export async function connectStdio(
 	const resident = await c.start("pipe");
 	const probe = c.client({ mode: { pin: MODERN }, probe: { timeoutMs: c.probeMs } });
 	const { prior, answered } = await probeEra(probe, sibling, c.request);
-	// The sibling idles until the resident's outcome is known (whether it may be signalled depends on it), or
-	// until SIBLING_IDLE_MS have passed: then it is ended gracefully, for a resident waiting on its lock.
+	// The sibling idles until the resident's outcome is known: connected, it is signalled at once. A failed
+	// connect closes the resident (the SDK does so in the handshake), and the sibling is ended first, gracefully:
+	// its stdin ends, and a signal follows only after its grace. Its exit handlers run (they may remove a lock
+	// file, which a signal would leave behind, and the server may start again), and a sibling waiting for a lock
+	// the resident holds cannot take it as the resident goes. Signalled as soon as it answered, a sibling left
+	// such a lock behind whenever the resident's exit was seen late (a loaded machine). Waiting costs the usual
+	// first call ~2-3 % (measured on the fixture): the sibling's end (~9 ms) no longer overlaps the resident's
+	// connect. Past SIBLING_IDLE_MS the sibling is ended gracefully anyway, for a resident waiting on its lock.
 	const client = c.client();
 	const idle = setTimeout(() => void endSibling(probe, sibling, "gracefully"), SIBLING_IDLE_MS);
+	resident.closeAfter(() => endSibling(probe, sibling, "gracefully"));
 	const outcome = await connectWith(client, resident, prior, c.request)
-		.finally(() => clearTimeout(idle))
+		.finally(() => {
+			clearTimeout(idle);
+			resident.closeAfter(undefined);
+		})
 		.then(
 			() => "connected" as const,
 			(error: unknown) => {
@@ -230,12 +250,6 @@ export async function connectStdio(
 			await endSibling(probe, sibling, "now");
 			throw error;
 		});
-	// Connected, the sibling is signalled at once. Otherwise the server starts again, and the sibling's exit
-	// handlers must have run first (they may remove a lock file, which a signal would leave behind): its
-	// stdin ends, and a signal follows only after its grace. Signalled as soon as it answered, a sibling
-	// left such a lock behind whenever the resident's exit was seen late (a loaded machine). Waiting costs
-	// the usual first call ~2-3 % (measured on the fixture): the sibling's end (~9 ms) no longer overlaps the
-	// resident's connect.
 	await endSibling(probe, sibling, outcome === "connected" ? "now" : "gracefully");
 	if (outcome === "connected") {
 		c.eras?.set(c.key, prior);
