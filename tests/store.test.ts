@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readdirSync, readlinkSync } from "node:fs";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -92,6 +93,26 @@ describe("keyringStore (real Secret Service)", { timeout: 60_000 }, () => {
 		assert.equal(await store.delete(name), true);
 		assert.equal(await store.delete(name), false);
 		assert.equal(await store.get(name), undefined);
+	});
+
+	test("many calls through one store open no connection each: the process's sockets stay bounded (the bus allows 256 per user)", async () => {
+		const store = keyringStore();
+		const name = account();
+		cleanups.push(() => store.delete(name).catch(() => false));
+		await store.set(name, "v");
+		const sockets = () =>
+			readdirSync("/proc/self/fd").filter((fd) => {
+				try {
+					return readlinkSync(`/proc/self/fd/${fd}`).startsWith("socket:");
+				} catch {
+					return false;
+				}
+			}).length;
+		const before = sockets();
+		for (let i = 0; i < 150; i++) assert.equal(await store.get(name), "v");
+		await Promise.all(Array.from({ length: 20 }, () => store.get(name)));
+		// An entry per call kept a connection open for each until a garbage collection: +150 here.
+		assert.ok(sockets() - before <= 5, `${sockets() - before} sockets more after 170 reads`);
 	});
 
 	test("records: exactly the documented fields, versioned; foreign or broken records read as absent", async () => {
