@@ -224,8 +224,9 @@ export async function connectStdio(
 	// first call ~2-3 % (measured on the fixture): the sibling's end (~9 ms) no longer overlaps the resident's
 	// connect. Past SIBLING_IDLE_MS the sibling is ended gracefully anyway, for a resident waiting on its lock.
 	const client = c.client();
-	const idle = setTimeout(() => void endSibling(probe, sibling, "gracefully"), SIBLING_IDLE_MS);
-	resident.closeAfter(() => endSibling(probe, sibling, "gracefully"));
+	const gracefully = () => endSibling(probe, sibling, "gracefully");
+	const idle = setTimeout(() => void gracefully(), SIBLING_IDLE_MS);
+	resident.closeAfter(gracefully);
 	const outcome = await connectWith(client, resident, prior, c.request)
 		.finally(() => {
 			clearTimeout(idle);
@@ -250,7 +251,7 @@ export async function connectStdio(
 			await endSibling(probe, sibling, "now");
 			throw error;
 		});
-	await endSibling(probe, sibling, outcome === "connected" ? "now" : "gracefully");
+	await (outcome === "connected" ? endSibling(probe, sibling, "now") : gracefully());
 	if (outcome === "connected") {
 		c.eras?.set(c.key, prior);
 		return { client, resident };
