@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -90,11 +90,11 @@ async function withoutBus(sandbox: Sandbox, commands: readonly (readonly [readon
 	return JSON.parse(Buffer.concat(out).toString("utf8"));
 }
 
-/** Every file under `dir` whose bytes hold `value` (plain or as JSON would escape it). */
+/** Every file under `dir` whose bytes hold `value` (plain or as JSON would escape it); links are not followed. */
 function filesHolding(dir: string, value: string): readonly string[] {
 	const found: string[] = [];
 	const walk = (path: string) => {
-		const info = statSync(path, { throwIfNoEntry: false });
+		const info = lstatSync(path, { throwIfNoEntry: false });
 		if (!info) return;
 		if (info.isDirectory()) for (const name of readdirSync(path)) walk(join(path, name));
 		else if (info.isFile() && readFileSync(path).includes(value)) found.push(path);

@@ -16,6 +16,7 @@ import { promisify } from "node:util";
 import { KEYRING_SERVICE, keyringStore } from "../src/auth/keyring.ts";
 import { type CredentialRecord, parseRecord, readRecord, serializeRecord, writeRecord } from "../src/auth/record.ts";
 import { httpServer } from "./fixtures/oauth/config.ts";
+import { shareLoaderCaches } from "./helpers/caches.ts";
 
 const run = promisify(execFile);
 const root = new URL("..", import.meta.url).pathname;
@@ -169,6 +170,7 @@ describe("keyring unavailable (child process without a session bus)", { timeout:
 		);
 		const marker = `secret-marker-${randomBytes(12).toString("hex")}`;
 		const started = Date.now() - 1000;
+		await shareLoaderCaches(tmp);
 		const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, TMPDIR: tmp, NODE_OPTIONS: "" };
 		const code = `
 			const { keyringStore } = await import(${JSON.stringify(storeModule)});
@@ -202,6 +204,7 @@ describe("keyring unavailable (child process without a session bus)", { timeout:
 	test("an OAuth server stops before any link or network request", async () => {
 		const home = await mkdtemp(join(tmpdir(), "pi-mcp-home-"));
 		cleanups.push(() => rm(home, { recursive: true, force: true }));
+		await shareLoaderCaches(home);
 		const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, TMPDIR: home, NODE_OPTIONS: "" };
 		// The endpoint is a closed port: reaching the network would fail differently.
 		const config = httpServer("remote", "http://127.0.0.1:9/mcp", { oauth: {} });

@@ -15,6 +15,7 @@ import { McpServer } from "@modelcontextprotocol/server";
 import * as z from "zod/v4";
 import { main, sweep } from "../../src/cli/main.ts";
 import type { Transports } from "../../src/contracts.ts";
+import { shareLoaderCaches } from "./caches.ts";
 
 /** Where a command runs: a sandbox of `makeSandbox` or a directory set of `withDirs` alike. */
 export type ShellPlace = Readonly<{ env: Readonly<Record<string, string>>; cwd: string; root?: string }>;
@@ -119,6 +120,7 @@ export async function shellBox(): Promise<ShellBox> {
 	const root = await mkdtemp(join(tmpdir(), "pi-mcp-shell-"));
 	const [agentDir, cwd, home] = ["agent", "proj", "home"].map((dir) => join(root, dir)) as [string, string, string];
 	await Promise.all([agentDir, join(cwd, ".pi"), home].map((dir) => mkdir(dir, { recursive: true })));
+	await shareLoaderCaches(root);
 	return {
 		root,
 		agentDir,

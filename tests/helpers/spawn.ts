@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FauxStep } from "../fixtures/faux.ts";
+import { shareLoaderCaches } from "./caches.ts";
 
 export type { FauxStep as Step } from "../fixtures/faux.ts";
 
@@ -75,6 +76,7 @@ export async function makeSandbox(extraEnv: Readonly<Record<string, string>> = {
 	const cwd = join(root, "proj");
 	const home = join(root, "home");
 	await Promise.all([agentDir, cwd, home].map((d) => mkdir(d, { recursive: true })));
+	await shareLoaderCaches(root);
 	const env: Record<string, string> = {
 		PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
 		HOME: home,
