@@ -21,6 +21,7 @@ const FIGURE_LINES = [
 	/^2 cold call auto vs pinned, fixture \(modern\): .+ \(baseline pinned to 2026-07-28 .+; ratio .+\) · target /m,
 	/^2 cold call auto vs pinned, a 1.5 s start \(modern\): .+ · target /m,
 	/^2 cold call auto vs pinned, server-everything \(legacy\): .+ · target /m,
+	/^2 cold call auto vs pinned, server-everything through npx \(legacy\): .+ · target /m,
 	/^2 cold call Pi end-to-end legacy: .+ · target /m,
 	/^2 cold call Pi end-to-end auto: .+ · target /m,
 	/^3 warm \d+ sequential \(legacy\): .+ \(baseline raw SDK .+, ratio .+\) · target /m,

@@ -1,9 +1,10 @@
 /**
  * Figure 2's `auto` part (issue 49): one server's first call in `auto` against the same call pinned to the
  * server's era, in one run, for the fixture (modern), a server that takes ~1.5 s to start (the fixture behind
- * `tests/fixtures/startup.mjs`, modern) and a published server (`@modelcontextprotocol/server-everything`,
- * legacy). Each sample: `loadConfig` + `createRuntime` + one `tools/call`, timed to the result; the processes
- * the call started (Node's `child_process` diagnostics channel) and those still running after it (`/proc`).
+ * `tests/fixtures/startup.mjs`, modern: it sleeps, so its start costs no CPU) and a published server
+ * (`@modelcontextprotocol/server-everything`, legacy), run directly and through `npx` as users configure it (a
+ * ~1 s start, most of it npm's own CPU). Each sample: `loadConfig` + `createRuntime` + one `tools/call`, timed
+ * to the result; the processes the call started (Node's `child_process` diagnostics channel) and those still running after it (`/proc`).
  * A third, reference mode: pinned with a bystander, a second process of the same server started beside it
  * and left alone (killed after the call): what a second start costs on this machine, with no probe at all.
  */
@@ -57,14 +58,30 @@ export const AUTO_SERVERS: readonly AutoServer[] = [
 		tool: "echo",
 		args: { message: "cold" },
 	},
+	{
+		key: "everything-npx",
+		label: "server-everything through npx (legacy)",
+		// As users configure a published server; `--offline`: the installed copy, never the registry.
+		entry: { command: "npx", args: ["--offline", "-y", "@modelcontextprotocol/server-everything", "stdio"], cwd: ROOT },
+		era: "legacy",
+		tool: "echo",
+		args: { message: "cold" },
+	},
 ];
 
 type Sample = Readonly<{ ms: number; used: number; left: number }>;
 
 /** A second process of `server`, started now and never spoken to (stdin stays open, so it keeps running). */
 function bystander(server: AutoServer): ChildProcess {
-	const { command, args, env } = server.entry as { command: string; args: string[]; env?: Record<string, string> };
-	return spawn(command, args, { env: { ...process.env, ...env }, stdio: ["pipe", "ignore", "ignore"] });
+	const { command, args, env, cwd } = server.entry as {
+		command: string;
+		args: string[];
+		env?: Record<string, string>;
+		cwd?: string;
+	};
+	// Its own group, killed whole (see `firstCall`): `npx` starts the server as a child of its own.
+	const options = { cwd, env: { ...process.env, ...env }, detached: true };
+	return spawn(command, args, { ...options, stdio: ["pipe", "ignore", "ignore"] });
 }
 
 /** One first call: timed, with the processes it started and those left running after it. */
@@ -95,7 +112,11 @@ async function firstCall(server: AutoServer, protocolVersion: string, beside = f
 			await runtime.dispose();
 		}
 	} finally {
-		other?.kill("SIGKILL");
+		try {
+			if (other?.pid !== undefined) process.kill(-other.pid, "SIGKILL");
+		} catch {
+			// Already gone.
+		}
 		await sandbox.cleanup();
 	}
 }
