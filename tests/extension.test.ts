@@ -284,13 +284,17 @@ describe("the /mcp command in a real Pi (one RPC session)", () => {
 		assert.match(String(bare.uiRequests[0]?.message ?? ""), /^MCP servers \(pi-mcp\):\n {2}fx: idle/);
 	});
 
-	test("/mcp tools, /mcp reconnect, and a usage line for an unknown subcommand", async () => {
-		const { rpc } = shared;
+	test("/mcp tools, /mcp reconnect (the era found is reused), and a usage line for an unknown subcommand", async () => {
+		const { rpc, log } = shared;
 		const toolsText = messages(await rpc.prompt("/mcp tools fx"));
 		assert.match(toolsText, /^fx: 13 tools\n {2}echo — Echo the text back/);
 		assert.doesNotMatch(toolsText, /app-only/);
+		const first = startedPids(readWire(log));
+		assert.equal(first.length, 2, "auto: the resident and the probe's sibling");
 		const reconnectText = messages(await rpc.prompt("/mcp reconnect fx"));
 		assert.match(reconnectText, /^Reconnected: fx: ready · stdio · protocol 2026-07-28 · 13 tools/);
+		const again = startedPids(readWire(log)).filter((pid) => !first.includes(pid));
+		assert.equal(again.length, 1, "the reconnect starts one process: no sibling, no new probe");
 		const usage = await rpc.prompt("/mcp frobnicate");
 		assert.match(String(usage.uiRequests[0]?.message ?? ""), /^Usage: \/mcp/);
 	});
