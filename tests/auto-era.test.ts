@@ -2,18 +2,22 @@
  * `auto` for a stdio server at the cost of one start (issue 49): the resident starts beside the probe
  * sibling and hears nothing until the sibling has answered; one resident survives; a server that exits
  * when probed still works; a server that cannot run twice at once is started again once the sibling has
- * gone; a reconnect reuses the era found, with no sibling. Real fixture servers and processes.
+ * gone; a reconnect reuses the era found, with no sibling. Real fixture servers and processes; the lock once
+ * through a real Pi.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import { makeSandbox, runPiJson, toolResults } from "./helpers/pi.ts";
 import { LEGACY_EXIT, pidAlive, readWire, SERVER, startedPids, type WireLine } from "./helpers/servers.ts";
 import { openSession } from "./helpers/session.ts";
 
 const node = process.execPath;
 const STARTUP = new URL("./fixtures/startup.mjs", import.meta.url).pathname;
+const EXTENSION = new URL("../index.ts", import.meta.url).pathname;
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
 	for (const cleanup of cleanups) await cleanup();
@@ -243,5 +247,45 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 		assert.equal(text(await h.runtime.call("modern", "echo", { text: "p" })), "[modern] p");
 		assert.equal(startedPids(readWire(h.log)).length, 1);
 		await h.close();
+	});
+});
+
+describe("in a real Pi", () => {
+	test("a server that guards a lock file, in auto: the model's two calls work, the second starts nothing, none is left after Pi", async () => {
+		const sandbox = await makeSandbox();
+		cleanups.push(sandbox.cleanup);
+		const log = join(sandbox.root, "wire.log");
+		const lock = join(sandbox.root, "server.lock");
+		// The resident loses the lock to the probe sibling (its stderr is a pipe): it exits, and starts again alone.
+		const env = { FIXTURE_LOG: log, FIXTURE_LOCK: lock, FIXTURE_LOCK_LOSER: "piped" };
+		await writeFile(
+			join(sandbox.agentDir, "mcp.json"),
+			JSON.stringify({ mcpServers: { locked: { command: node, args: [STARTUP, "stdio"], env } } }),
+		);
+		const call = (word: string) => ({
+			tool: "mcp",
+			args: { action: "call", server: "locked", tool: "echo", args: { text: word } },
+		});
+		const run = await runPiJson({
+			sandbox,
+			extensions: [EXTENSION],
+			script: [call("one"), call("two"), { text: "done" }],
+			prompt: "echo twice",
+			timeoutMs: 60_000,
+		});
+		assert.equal(run.code, 0, run.stderr);
+		const results = toolResults(run.events);
+		assert.deepEqual(
+			results.map((result) => [result.isError, result.text]),
+			[
+				[false, "[modern] one"],
+				[false, "[modern] two"],
+			],
+		);
+		const wire = readWire(log);
+		assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the resident found the lock held");
+		assert.equal(startedPids(wire).length, 3, "sibling, resident, the resident again: the second call starts nothing");
+		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "no server process outlives Pi");
+		assert.equal(existsSync(lock), false, "the server ended its own way, removing its lock");
 	});
 });
