@@ -251,41 +251,54 @@ describe("auto for a stdio server, at the cost of one start", { concurrency: tru
 });
 
 describe("in a real Pi", () => {
-	test("a server that guards a lock file, in auto: the model's two calls work, the second starts nothing, none is left after Pi", async () => {
+	test("first calls: 2 starts in auto, 1 pinned; a lock-guarding server starts again alone; later calls start nothing; none outlives Pi", async () => {
 		const sandbox = await makeSandbox();
 		cleanups.push(sandbox.cleanup);
-		const log = join(sandbox.root, "wire.log");
+		const logOf = (name: string) => join(sandbox.root, `${name}.log`);
 		const lock = join(sandbox.root, "server.lock");
-		// The resident loses the lock to the probe sibling (its stderr is a pipe): it exits, and starts again alone.
-		const env = { FIXTURE_LOG: log, FIXTURE_LOCK: lock, FIXTURE_LOCK_LOSER: "piped" };
-		await writeFile(
-			join(sandbox.agentDir, "mcp.json"),
-			JSON.stringify({ mcpServers: { locked: { command: node, args: [STARTUP, "stdio"], env } } }),
-		);
-		const call = (word: string) => ({
+		const servers = {
+			plain: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: logOf("plain") } },
+			pinned: { command: node, args: [SERVER, "stdio"], env: { FIXTURE_LOG: logOf("pinned") }, protocolVersion: "2026-07-28" },
+			// The resident loses the lock to the probe sibling (its stderr is a pipe): it exits, and starts again alone.
+			locked: {
+				command: node,
+				args: [STARTUP, "stdio"],
+				env: { FIXTURE_LOG: logOf("locked"), FIXTURE_LOCK: lock, FIXTURE_LOCK_LOSER: "piped" },
+			},
+		};
+		await writeFile(join(sandbox.agentDir, "mcp.json"), JSON.stringify({ mcpServers: servers }));
+		const call = (server: string, word: string) => ({
 			tool: "mcp",
-			args: { action: "call", server: "locked", tool: "echo", args: { text: word } },
+			args: { action: "call", server, tool: "echo", args: { text: word } },
 		});
+		const calls = [
+			call("locked", "one"),
+			call("locked", "two"),
+			call("plain", "three"),
+			call("pinned", "four"),
+			call("plain", "five"),
+		];
 		const run = await runPiJson({
 			sandbox,
 			extensions: [EXTENSION],
-			script: [call("one"), call("two"), { text: "done" }],
-			prompt: "echo twice",
+			script: [...calls, { text: "done" }],
+			prompt: "echo",
 			timeoutMs: 60_000,
 		});
 		assert.equal(run.code, 0, run.stderr);
-		const results = toolResults(run.events);
 		assert.deepEqual(
-			results.map((result) => [result.isError, result.text]),
-			[
-				[false, "[modern] one"],
-				[false, "[modern] two"],
-			],
+			toolResults(run.events).map((result) => [result.isError, result.text]),
+			["one", "two", "three", "four", "five"].map((word) => [false, `[modern] ${word}`]),
 		);
-		const wire = readWire(log);
-		assert.equal(wire.filter((line) => line.event === "locked").length, 1, "the resident found the lock held");
-		assert.equal(startedPids(wire).length, 3, "sibling, resident, the resident again: the second call starts nothing");
-		assert.deepEqual(startedPids(wire).filter(pidAlive), [], "no server process outlives Pi");
+		const locked = readWire(logOf("locked"));
+		assert.equal(locked.filter((line) => line.event === "locked").length, 1, "the resident found the lock held");
+		const starts = Object.fromEntries(Object.keys(servers).map((name) => [name, startedPids(readWire(logOf(name)))]));
+		assert.deepEqual(
+			Object.fromEntries(Object.entries(starts).map(([name, pids]) => [name, pids.length])),
+			{ plain: 2, pinned: 1, locked: 3 },
+			"auto: the sibling and the resident; pinned: the resident; locked: the resident again",
+		);
+		assert.deepEqual(Object.values(starts).flat().filter(pidAlive), [], "no server process outlives Pi");
 		assert.equal(existsSync(lock), false, "the server ended its own way, removing its lock");
 	});
 });
