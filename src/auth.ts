@@ -43,8 +43,8 @@ import {
 	signInScope,
 	translate,
 } from "./auth/signin.ts";
-import { secretsLine, storeSecret, withStoredSecrets } from "./auth/stored.ts";
-import type { Auth, TransportAuth } from "./contracts.ts";
+import { secretsState, storeSecret, withStoredSecrets } from "./auth/stored.ts";
+import type { Auth, CredentialState, TransportAuth } from "./contracts.ts";
 import { AuthRequired, PI_WORDS, SetupFailed, type Words } from "./errors.ts";
 import { type LoginService, minutes } from "./login.ts";
 import type { HttpServerConfig, ServerConfig } from "./schema.ts";
@@ -277,44 +277,48 @@ async function stepUp(parts: Parts, config: ServerConfig, error: InsufficientSco
 }
 
 /** See `Auth.credentialState`: the stored secrets the entry needs first ("needs secret NAME"), then its sign-in. */
-async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<string> {
-	const secrets = await secretsLine(ctx.store, config, deadline(config));
-	if (secrets !== undefined && config.auth === undefined) return secrets;
+async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<CredentialState> {
+	const secrets = await secretsState(ctx.store, config, deadline(config));
+	const missingSecrets = secrets?.missing ?? [];
+	if (secrets !== undefined && config.auth === undefined) return { missingSecrets, needsSignIn: false, text: secrets.text };
 	const auth = await authState(ctx, config);
-	return secrets === undefined ? auth : `${secrets}; ${auth}`;
+	const text = secrets === undefined ? auth.text : `${secrets.text}; ${auth.text}`;
+	return { missingSecrets, needsSignIn: auth.needsSignIn === true, text };
 }
 
-async function authState(ctx: AuthContext, config: ServerConfig): Promise<string> {
+type AuthState = Readonly<{ text: string; needsSignIn?: true }>;
+
+async function authState(ctx: AuthContext, config: ServerConfig): Promise<AuthState> {
 	const { env, store, now } = ctx;
 	const mode = kind(config);
-	if (mode === "none") return "no authentication";
+	if (mode === "none") return { text: "no authentication" };
 	if (mode === "bearer") {
-		return config.bearerTokenEnv && env[config.bearerTokenEnv]
-			? `bearer token from ${config.bearerTokenEnv}`
-			: `bearer token: ${config.bearerTokenEnv} is not set`;
+		const set = config.bearerTokenEnv && env[config.bearerTokenEnv];
+		return { text: set ? `bearer token from ${config.bearerTokenEnv}` : `bearer token: ${config.bearerTokenEnv} is not set` };
 	}
 	const account = recordAccount(config);
 	if (mode === "machine") {
 		const variable = config.oauth?.clientSecretEnv;
-		if (!variable || !env[variable]) return `client credentials: ${variable} is not set`;
-		return ctx.get(account).machine ? "client credentials (token in memory)" : "client credentials (token fetched on connect)";
+		if (!variable || !env[variable]) return { text: `client credentials: ${variable} is not set` };
+		const held = ctx.get(account).machine;
+		return { text: held ? "client credentials (token in memory)" : "client credentials (token fetched on connect)" };
 	}
 	const signal = deadline(config);
 	const record = await keyring(readRecord(store, account, signal), signal).catch((error: unknown) => {
 		if (error instanceof KeyringUnavailable) return "unavailable" as const;
 		throw error;
 	});
-	if (record === "unavailable") return "keyring unavailable";
+	if (record === "unavailable") return { text: "keyring unavailable" };
 	const pending = ctx.get(account).flow;
 	const waiting =
 		pending && now() <= pending.expiresAt ? `; sign-in link pending (valid for ${minutes(pending.expiresAt - now())})` : "";
-	if (!record?.tokens) return `not signed in${waiting}`;
+	if (!record?.tokens) return { text: `not signed in${waiting}`, needsSignIn: true };
 	const bound = record.dpop !== undefined && dpopBound(record.tokens);
-	if (record.expiresAt === undefined) return `signed in${bound ? " (DPoP-bound)" : ""}${waiting}`;
+	if (record.expiresAt === undefined) return { text: `signed in${bound ? " (DPoP-bound)" : ""}${waiting}` };
 	const expiry = `expires in ${minutes(record.expiresAt - now())}${bound ? "; DPoP-bound" : ""}`;
-	if (!expired(record, now())) return `signed in (${expiry})${waiting}`;
-	if (record.tokens.refresh_token) return `signed in (token expired; refreshed on next use)${waiting}`;
-	return `sign-in expired${waiting}`;
+	if (!expired(record, now())) return { text: `signed in (${expiry})${waiting}` };
+	if (record.tokens.refresh_token) return { text: `signed in (token expired; refreshed on next use)${waiting}` };
+	return { text: `sign-in expired${waiting}`, needsSignIn: true };
 }
 
 export function createAuth(options: AuthOptions): Auth {

@@ -242,6 +242,19 @@ export type Session = Readonly<{
 	allowed?: Allowed;
 }>;
 
+/**
+ * A server's credentials, read locally: what is missing, as data (a face words it: the manager's "needs
+ * secret NAME" state), and the one line every face shows as it is.
+ */
+export type CredentialState = Readonly<{
+	/** Stored secrets the entry names and that cannot be given to it (not stored, or stored for another command). */
+	missingSecrets: readonly string[];
+	/** A browser sign-in is missing or has expired beyond refresh. */
+	needsSignIn: boolean;
+	/** "needs secret API_KEY; signed in (expires in 5 min)": the same words in every face. */
+	text: string;
+}>;
+
 export interface Auth {
 	/**
 	 * Called right before connecting. `undefined` for servers without auth; otherwise the narrow
@@ -259,8 +272,8 @@ export interface Auth {
 	complete(config: ServerConfig, redirectedUrl: string): Promise<"completed" | "failed">;
 	/** `/mcp logout <server>`: deletes the record and forgets session tokens; true if a record existed. */
 	logout(config: ServerConfig): Promise<boolean>;
-	/** One line for `/mcp status`, read locally (no network). */
-	credentialState(config: ServerConfig): Promise<string>;
+	/** What the server's credentials need, and their line for `/mcp status`; read locally (no network). */
+	credentialState(config: ServerConfig): Promise<CredentialState>;
 	/** Every secret value seen this session, for other sanitisers. */
 	secrets(): readonly string[];
 	/** See `Credentials.withSecrets`. */

@@ -171,7 +171,7 @@ describe("authorization code", { timeout: 60_000 }, () => {
 		assert.match(params.get("redirect_uri") ?? "", /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
 		assert.ok((params.get("state") ?? "").length >= 40);
 		assert.equal(h.login.pending(), 1);
-		assert.match(await h.auth.credentialState(config), /^not signed in; sign-in link pending \(valid for 5 min\)$/);
+		assert.match((await h.auth.credentialState(config)).text, /^not signed in; sign-in link pending \(valid for 5 min\)$/);
 
 		// A second caller gets the same link: one pending sign-in per server.
 		const again = await expectLink(h.auth.prepare(config));
@@ -217,7 +217,7 @@ describe("authorization code", { timeout: 60_000 }, () => {
 		assert.equal(me.sub, "alice");
 		assert.deepEqual(me.scopes, ["mcp:tools"]);
 		assert.equal(me.clientId, stored.client?.client_id);
-		const status = await h.auth.credentialState(config);
+		const status = (await h.auth.credentialState(config)).text;
 		assert.match(status, /^signed in \(expires in \d+ min\)$/);
 		messages.push(status);
 	});
@@ -294,7 +294,7 @@ describe("authorization code", { timeout: 60_000 }, () => {
 		await signedIn;
 		const first = record(h, config);
 		h.clock.now += 11 * 60_000;
-		assert.equal(await h.auth.credentialState(config), "signed in (token expired; refreshed on next use)");
+		assert.equal((await h.auth.credentialState(config)).text, "signed in (token expired; refreshed on next use)");
 		const provider = await h.auth.prepare(config);
 		assert.equal(h.login.pending(), 0, "no link for a refresh");
 		const second = record(h, config);
@@ -429,7 +429,7 @@ describe("authorization code", { timeout: 60_000 }, () => {
 		assert.notEqual(record(h, config)?.tokens?.access_token, before?.tokens?.access_token);
 		assert.equal(await h.auth.logout(config), true);
 		assert.equal(h.store.entries().size, 0);
-		assert.equal(await h.auth.credentialState(config), "not signed in");
+		assert.equal((await h.auth.credentialState(config)).text, "not signed in");
 		assert.equal(await h.auth.logout(config), false);
 		await expectLink(h.auth.prepare(config));
 		await assert.rejects(h.auth.login(httpServer("plain", rs().mcpUrl.href)), /does not sign in through a browser/);
@@ -550,7 +550,7 @@ describe("authorization code", { timeout: 60_000 }, () => {
 		const config = oauthServer("nokeyring");
 		await assert.rejects(h.auth.prepare(config), KeyringUnavailable);
 		assert.equal(h.login.pending(), 0);
-		assert.equal(await h.auth.credentialState(config), "keyring unavailable");
+		assert.equal((await h.auth.credentialState(config)).text, "keyring unavailable");
 	});
 });
 
@@ -565,14 +565,14 @@ describe("client credentials", { timeout: 60_000 }, () => {
 			clientSecretEnv: "CC_SECRET",
 			issuer: rs().as.issuer,
 		});
-		assert.equal(await h.auth.credentialState(config), "client credentials (token fetched on connect)");
+		assert.equal((await h.auth.credentialState(config)).text, "client credentials (token fetched on connect)");
 		const provider = await h.auth.prepare(config);
 		const client = await connect(config, provider);
 		const me = await whoami(client);
 		assert.equal(me.clientId, id);
 		assert.equal(h.store.entries().size, 0, "nothing in the keyring");
 		assert.equal(h.login.pending(), 0, "no link, no listener");
-		assert.equal(await h.auth.credentialState(config), "client credentials (token in memory)");
+		assert.equal((await h.auth.credentialState(config)).text, "client credentials (token in memory)");
 		const first = await provider?.token();
 		if (first) secrets.add(first);
 		assert.equal(await provider?.token(), first, "reused while valid");
@@ -599,7 +599,10 @@ describe("client credentials", { timeout: 60_000 }, () => {
 			error.message,
 			'MCP server "m1": oauth.clientSecretEnv CC_SECRET is not set; set it in the environment Pi runs in, then run /mcp reconnect m1.',
 		);
-		assert.equal(await missing.auth.credentialState(oauthServer("m1", settings)), "client credentials: CC_SECRET is not set");
+		assert.equal(
+			(await missing.auth.credentialState(oauthServer("m1", settings))).text,
+			"client credentials: CC_SECRET is not set",
+		);
 
 		const wrongSecret = "definitely-the-wrong-secret-value";
 		secrets.add(wrongSecret);
@@ -647,7 +650,7 @@ describe("bearer", { timeout: 60_000 }, () => {
 		secrets.add(token);
 		const config = httpServer("bearer", rs().mcpUrl.href, { auth: "bearer", bearerTokenEnv: "MCP_TOKEN" });
 		const h = harness({ MCP_TOKEN: token });
-		assert.equal(await h.auth.credentialState(config), "bearer token from MCP_TOKEN");
+		assert.equal((await h.auth.credentialState(config)).text, "bearer token from MCP_TOKEN");
 		const provider = await h.auth.prepare(config);
 		assert.equal(await provider?.token(), token);
 		assert.equal((await whoami(await connect(config, provider))).clientId, id);
@@ -660,7 +663,7 @@ describe("bearer", { timeout: 60_000 }, () => {
 			error.message,
 			'MCP server "bearer": bearerTokenEnv MCP_TOKEN is not set; set it in the environment Pi runs in, then run /mcp reconnect bearer.',
 		);
-		assert.equal(await none.auth.credentialState(config), "bearer token: MCP_TOKEN is not set");
+		assert.equal((await none.auth.credentialState(config)).text, "bearer token: MCP_TOKEN is not set");
 		assert.equal(await none.auth.prepare(httpServer("open", rs().mcpUrl.href)), undefined);
 	});
 });

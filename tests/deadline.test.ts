@@ -143,7 +143,7 @@ describe("auth-phase requests stop with the setup signal", { timeout: 60_000, co
 		assert.equal(await outcome, "Error");
 		// No signal: the server's request timeout is the deadline.
 		assert.equal(await a.prepare(config).catch((error: Error) => error.name), "KeyringUnavailable");
-		assert.equal(await a.credentialState(config), "keyring unavailable");
+		assert.equal((await a.credentialState(config)).text, "keyring unavailable");
 	});
 
 	test("waiting for another holder's refresh lock stops with the signal", async () => {

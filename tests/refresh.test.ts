@@ -536,7 +536,7 @@ describe("DPoP-bound tokens (RFC 9449)", { timeout: 300_000 }, () => {
 		const client = await connect(config, s.auth);
 		assert.equal(await whoami(client), "alice");
 		assert.ok(bound.schemesSeen.length > 0 && bound.schemesSeen.every((scheme) => scheme === "DPoP"), bound.schemesSeen.join());
-		const status = await s.auth.credentialState(config);
+		const status = (await s.auth.credentialState(config)).text;
 		assert.match(status, /^signed in \(expires in .*; DPoP-bound\)$/);
 
 		// Two processes find it expired: one refreshes (its proof made with the stored key), the other adopts.

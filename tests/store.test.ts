@@ -217,7 +217,7 @@ describe("keyring unavailable (child process without a session bus)", { timeout:
 			const auth = createAuth({ env: {}, store: keyringStore(), login, notify: (s, m) => notes.push(m) });
 			const result = {};
 			try { await auth.prepare(${JSON.stringify(config)}); result.prepared = true; } catch (e) { result.error = e.name + ": " + e.message; }
-			result.state = await auth.credentialState(${JSON.stringify(config)});
+			result.state = (await auth.credentialState(${JSON.stringify(config)})).text;
 			result.pending = login.pending();
 			result.notes = notes;
 			await login.dispose();

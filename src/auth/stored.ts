@@ -94,18 +94,25 @@ export function secretStates(store: SecretStore, config: ServerConfig, signal?: 
 	);
 }
 
-/** The stored secrets for status: "needs secret A; secret B stored"; undefined when the entry names none. */
-export async function secretsLine(store: SecretStore, config: ServerConfig, signal?: AbortSignal): Promise<string | undefined> {
+/**
+ * The stored secrets for status: those missing, and the line "needs secret A; secret B stored"; undefined when the
+ * entry names none. An unreadable keyring names none missing (it is said in the line).
+ */
+export async function secretsState(
+	store: SecretStore,
+	config: ServerConfig,
+	signal?: AbortSignal,
+): Promise<Readonly<{ missing: readonly string[]; text: string }> | undefined> {
 	if (secretNames(config).length === 0) return undefined;
 	const states = await secretStates(store, config, signal).catch(() => undefined);
-	if (!states) return "keyring unavailable (stored secrets cannot be read)";
+	if (!states) return { missing: [], text: "keyring unavailable (stored secrets cannot be read)" };
 	const have = states.filter((each) => each.state === "stored").map((each) => each.name);
-	return [
-		...states
-			.filter((each) => each.state !== "stored")
-			.map((each) => `needs secret ${each.name}${each.state === "other" ? " (stored for another command)" : ""}`),
+	const missing = states.filter((each) => each.state !== "stored");
+	const text = [
+		...missing.map((each) => `needs secret ${each.name}${each.state === "other" ? " (stored for another command)" : ""}`),
 		...(have.length > 0 ? [`secret${have.length === 1 ? "" : "s"} ${have.join(", ")} stored`] : []),
 	].join("; ");
+	return { missing: missing.map((each) => each.name), text };
 }
 
 /** Stores `value` as the entry's secret `name` (for its identity only), and notes it in the index. */

@@ -5,7 +5,7 @@
  * `auth`, read locally.
  */
 import { secretNames } from "../config/values.ts";
-import type { ServerStatus, Session } from "../contracts.ts";
+import type { CredentialState, ServerStatus, Session } from "../contracts.ts";
 import { escapeName, oneLine } from "../output/text.ts";
 import type { ConfigSnapshot, ServerConfig } from "../schema.ts";
 
@@ -54,7 +54,7 @@ export function modelStatus(statuses: readonly ServerStatus[], unreadFiles: read
 }
 
 /** What `/mcp status` shows the user: state, source, last error, stderr tail, ignored keys. */
-export function userStatus(session: Session | undefined, credentials?: ReadonlyMap<string, string>): string {
+export function userStatus(session: Session | undefined, credentials?: ReadonlyMap<string, CredentialState>): string {
 	if (!session) return "pi-mcp: no session yet.";
 	const statuses = session.runtime.status();
 	const lines = ["MCP servers (pi-mcp):"];
@@ -62,7 +62,7 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
 	for (const status of statuses) {
 		const source = status.source.kind === "extension" ? `extension ${status.source.path}` : status.source.path;
 		lines.push(`  ${statusLine(status)}`, `    source: ${source}`);
-		const credential = credentials?.get(status.name);
+		const credential = credentials?.get(status.name)?.text;
 		if (credential) lines.push(`    credentials: ${credential}`);
 		if (status.error)
 			lines.push(...status.error.split("\n").map((line, i) => (i === 0 ? `    error: ${line}` : `      ${line}`)));
@@ -98,13 +98,16 @@ export function userStatus(session: Session | undefined, credentials?: ReadonlyM
  */
 export async function credentialStates(
 	config: ConfigSnapshot,
-	auth: Readonly<{ credentialState(config: ServerConfig): Promise<string> }>,
-): Promise<ReadonlyMap<string, string>> {
+	auth: Readonly<{ credentialState(config: ServerConfig): Promise<CredentialState> }>,
+): Promise<ReadonlyMap<string, CredentialState>> {
 	const withAuth = config.servers.flatMap((entry) =>
 		entry.config?.auth || (entry.config && secretNames(entry.config).length > 0) ? [entry.config] : [],
 	);
 	const states = await Promise.all(
-		withAuth.map(async (server) => [server.name, await auth.credentialState(server).catch((e: Error) => e.message)] as const),
+		withAuth.map(async (server) => {
+			const unread = (error: Error): CredentialState => ({ missingSecrets: [], needsSignIn: false, text: error.message });
+			return [server.name, await auth.credentialState(server).catch(unread)] as const;
+		}),
 	);
 	return new Map(states);
 }

@@ -42,13 +42,26 @@ export type Flags = Readonly<{
 
 export type Parsed = Readonly<{ command?: string; args: readonly string[]; flags: Flags; rest?: readonly string[] }>;
 
-/** A usage error: exit 2, with the command's help. */
+/**
+ * A usage error: exit 2. `message` is what the terminal shows, last; `help` (the command's) comes above it;
+ * `bare` is the message for `--json`, without the leading "pi-mcp: " that `said` puts before it.
+ */
 export class UsageError extends Error {
+	readonly bare: string;
+
 	constructor(
 		message: string,
 		readonly command?: string,
+		readonly help?: string,
+		bare?: string,
 	) {
 		super(message);
+		this.bare = bare ?? message;
+	}
+
+	/** "pi-mcp: <bare>" on the terminal, `bare` in JSON. */
+	static said(bare: string, command?: string): UsageError {
+		return new UsageError(`pi-mcp: ${bare}`, command, undefined, bare);
 	}
 }
 

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { credentialStates } from "../catalog/status.ts";
 import { readForEdit } from "../config/edit.ts";
 import { loadConfig } from "../config.ts";
-import type { Auth, Runtime, Session } from "../contracts.ts";
+import type { Auth, CredentialState, Runtime, Session } from "../contracts.ts";
 import type { ConfigSnapshot, ServerEntry } from "../schema.ts";
 import { SessionOwner } from "../session.ts";
 import type { Flags } from "./args.ts";
@@ -115,6 +115,6 @@ export async function openShellRun(
 }
 
 /** Credential states; the auth modules load only when a server has `auth`. */
-export function credentialsOf(cli: ShellRun): Promise<ReadonlyMap<string, string>> {
+export function credentialsOf(cli: ShellRun): Promise<ReadonlyMap<string, CredentialState>> {
 	return credentialStates(cli.config, { credentialState: async (server) => (await cli.auth()).credentialState(server) });
 }

@@ -4,7 +4,7 @@
  * (bounded by its own timeout), with era, protocol, tool count and credential state.
  */
 
-import type { Runtime, ServerStatus } from "../contracts.ts";
+import type { CredentialState, Runtime, ServerStatus } from "../contracts.ts";
 import { escapeName, oneLine, sanitize } from "../output/text.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 import { jsonLine } from "./json.ts";
@@ -80,7 +80,7 @@ function instructionsText(text: string, verbose: boolean): string {
 /** Prints the report; true when every check passed. */
 export async function runDoctor(
 	cli: DoctorContext,
-	credentialStates: () => Promise<ReadonlyMap<string, string>>,
+	credentialStates: () => Promise<ReadonlyMap<string, CredentialState>>,
 ): Promise<boolean> {
 	const { config } = cli;
 	const needsKeyring = config.servers.some(
@@ -115,7 +115,7 @@ export async function runDoctor(
 		if (!entry.enabled) return { name: entry.name, ok: true, detail: `disabled (${entry.source.path})` };
 		const check = connected.find((item) => item.name === entry.name) as Check;
 		const status = cli.runtime.status().find((item) => item.name === entry.name);
-		const credential = credentials.get(entry.name);
+		const credential = credentials.get(entry.name)?.text;
 		const told = status?.instructions
 			? `\n    instructions: ${instructionsText(status.instructions, cli.flags.verbose === true || cli.flags.json)}`
 			: "";

@@ -137,7 +137,7 @@ export function entryFromFlags(flags: Flags, rest: readonly string[] | undefined
 		};
 	}
 	if (command === undefined)
-		throw new UsageError(`pi-mcp add: give the server's command after -- (or --url <url>)\n\n${HELP.add}`, "add");
+		throw new UsageError(`pi-mcp add: give the server's command after -- (or --url <url>)`, "add", HELP.add);
 	const httpOnly = [flags.header.length > 0 && "--header", flags.auth && "--auth", flags.bearerEnv && "--bearer-env"].filter(
 		Boolean,
 	);
@@ -154,8 +154,9 @@ function nameOf(args: readonly string[], command: string, count = 1): string {
 	const [name] = args;
 	if (name === undefined || args.length !== count) {
 		throw new UsageError(
-			`pi-mcp ${command}: ${count === 1 ? "give one server name" : "give a name and one JSON entry"}\n\n${HELP[command]}`,
+			`pi-mcp ${command}: ${count === 1 ? "give one server name" : "give a name and one JSON entry"}`,
 			command,
+			HELP[command],
 		);
 	}
 	return name;

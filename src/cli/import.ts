@@ -230,8 +230,9 @@ export async function runImport(io: CliIo, flags: Flags, args: readonly string[]
 	if (!client) {
 		const known = Object.keys(CLIENTS).join(", ");
 		throw new UsageError(
-			`pi-mcp import: name a client: ${known}${clientName ? ` (not "${escapeName(clientName)}")` : ""}\n\n${HELP.import}`,
+			`pi-mcp import: name a client: ${known}${clientName ? ` (not "${escapeName(clientName)}")` : ""}`,
 			"import",
+			HELP.import,
 		);
 	}
 	const [first, ...others] = rest;

@@ -23,39 +23,51 @@ export { agentDirOf, type CliIo, EXIT, SHELL_WORDS } from "./io.ts";
 export { sweep } from "./sweep.ts";
 
 /**
- * Writes an error: JSON on stdout with `--json`, else text on stderr; returns the exit code. A usage
- * error's help (after a blank line in its message) comes first: the error is the last thing shown, so
- * it stays on a short terminal's screen.
+ * A failure to report: `text` for the terminal, `bare` for `--json` (`text` without its "pi-mcp: "), the
+ * command's `help` for a usage error, the error code and the exit code.
  */
-function failure(io: CliIo, json: boolean, message: string, code: string, exit: number): number {
-	const [error = message, ...help] = code === "usage" ? message.split("\n\n") : [message];
-	if (json) io.out(jsonError(error.replace(/^pi-mcp: /, ""), code));
-	else io.err(help.length > 0 ? `${help.join("\n\n")}\n\n${error}\n` : `${error}\n`);
-	return exit;
+type Failure = Readonly<{ text: string; bare: string; help?: string; code: string; exit: number }>;
+
+/** A failure worded "pi-mcp: <bare>". */
+const said = (bare: string, code: string, exit: number): Failure => ({ text: `pi-mcp: ${bare}`, bare, code, exit });
+
+/**
+ * Writes an error: JSON on stdout with `--json`, else text on stderr; returns the exit code. A usage
+ * error's help comes first: the error is the last thing shown, so it stays on a short terminal's screen.
+ */
+function failure(io: CliIo, json: boolean, report: Failure): number {
+	if (json) io.out(jsonError(report.bare, report.code));
+	else io.err(report.help ? `${report.help}\n\n${report.text}\n` : `${report.text}\n`);
+	return report.exit;
 }
 
-/** The exit code and error code of something a command threw. */
-function classify(error: unknown, signal: AbortSignal): Readonly<{ message: string; code: string; exit: number }> {
-	if (error instanceof UsageError) return { message: error.message, code: "usage", exit: EXIT.usage };
-	if (error instanceof EditError) return { message: `pi-mcp: ${error.message}`, code: error.code, exit: EXIT.usage };
-	if (signal.aborted) return { message: "pi-mcp: interrupted", code: "interrupted", exit: EXIT.interrupted };
+/** The failure a command's error is. */
+function classify(error: unknown, signal: AbortSignal): Failure {
+	if (error instanceof UsageError)
+		return { text: error.message, bare: error.bare, help: error.help, code: "usage", exit: EXIT.usage };
+	if (error instanceof EditError) return said(error.message, error.code, EXIT.usage);
+	if (signal.aborted) return said("interrupted", "interrupted", EXIT.interrupted);
 	// A variable to set is the configuration's to fix, not a sign-in.
 	if (error instanceof AuthRequired && !("url" in error) && error.hint?.kind === "reconnect")
-		return { message: `pi-mcp: ${sanitize(error.message)}`, code: "configuration", exit: EXIT.usage };
+		return said(sanitize(error.message), "configuration", EXIT.usage);
 	// A link from here would die with this process: point at `pi-mcp login`, which waits for it.
 	if (error instanceof AuthRequired) {
 		const text =
 			"url" in error ? `MCP server "${error.server}" needs sign-in: run pi-mcp login ${error.server}` : sanitize(error.message);
-		return { message: `pi-mcp: ${text}`, code: "sign-in", exit: EXIT.signIn };
+		return said(text, "sign-in", EXIT.signIn);
 	}
-	return { message: `pi-mcp: ${sanitize((error as Error).message)}`, code: "failed", exit: EXIT.failed };
+	return said(sanitize((error as Error).message), "failed", EXIT.failed);
 }
 
 /** An unknown command: the error and the close commands, no help to scroll them away. */
 function unknownCommand(io: CliIo, json: boolean, command: string): number {
-	const message = `pi-mcp: unknown command "${escapeName(command)}"${suggestion(command, [...COMMAND_NAMES, "help"], false)}`;
-	if (json) return failure(io, json, message, "usage", EXIT.usage);
-	io.err(`${message}\nRun pi-mcp --help for the commands.\n`);
+	const report = said(
+		`unknown command "${escapeName(command)}"${suggestion(command, [...COMMAND_NAMES, "help"], false)}`,
+		"usage",
+		EXIT.usage,
+	);
+	if (json) return failure(io, json, report);
+	io.err(`${report.text}\nRun pi-mcp --help for the commands.\n`);
 	return EXIT.usage;
 }
 
@@ -84,7 +96,7 @@ export async function main(
 		const named = parsed.command;
 		if (named !== undefined && named !== "help" && !COMMAND_NAMES.includes(named)) return unknownCommand(io, json, named);
 		const help = (parsed.command && HELP[parsed.command]) || "Run pi-mcp --help for the commands and options.";
-		return failure(io, json, `pi-mcp: ${parsed.message}\n\n${help}`, "usage", EXIT.usage);
+		return failure(io, json, { ...said(parsed.message, "usage", EXIT.usage), help });
 	}
 	const { command, args, flags, rest } = parsed;
 	if (flags.version) {
@@ -116,8 +128,7 @@ export async function main(
 		try {
 			return await edit({ ...io, mark }, flags, args, rest, signal);
 		} catch (error) {
-			const { message, code, exit } = classify(error, signal);
-			return failure(io, json, message, code, exit);
+			return failure(io, json, classify(error, signal));
 		}
 	}
 	const run = SERVER_COMMANDS[command];
@@ -126,8 +137,7 @@ export async function main(
 	try {
 		return await run(cli, args);
 	} catch (error) {
-		const { message, code, exit } = classify(error, signal);
-		return failure(io, json, message, code, exit);
+		return failure(io, json, classify(error, signal));
 	} finally {
 		await cli.close();
 	}

@@ -33,18 +33,16 @@ export function suggestion(name: string, candidates: readonly string[], list = t
 
 /** The entry of a named server, or a usage error naming the configured ones and close matches. */
 export function entryOf(cli: Lookup, name: string | undefined, command: string): ServerEntry {
-	if (!name) throw new UsageError(`pi-mcp ${command}: name a server\n\n${HELP[command]}`, command);
+	if (!name) throw new UsageError(`pi-mcp ${command}: name a server`, command, HELP[command]);
 	const entry = cli.config.servers.find((server) => server.name === name);
 	if (!entry) {
 		// The extension's message (it also names config files that could not be read), plus the CLI's hints.
 		const names = cli.config.servers.map((server) => server.name);
 		const guess = suggestion(name, names, false);
 		const hint = cli.flags.approve ? "" : " (the project file is read only with --approve)";
-		throw new UsageError(
-			`pi-mcp: ${unknownServer(cli.config, name) ?? `unknown MCP server "${escapeName(name)}"`}${guess}${hint}`,
-		);
+		throw UsageError.said(`${unknownServer(cli.config, name) ?? `unknown MCP server "${escapeName(name)}"`}${guess}${hint}`);
 	}
-	if (!entry.config) throw new UsageError(`pi-mcp: ${entry.error ?? `server "${name}" has no usable configuration`}`);
+	if (!entry.config) throw UsageError.said(entry.error ?? `server "${name}" has no usable configuration`);
 	if (cli.shadowed.includes(name)) {
 		cli.io.err(
 			`pi-mcp: server "${name}" comes from the project file ${entry.source.path}, which replaces the user file's entry of that name\n`,
@@ -55,7 +53,7 @@ export function entryOf(cli: Lookup, name: string | undefined, command: string):
 
 /** A usage error for a name `owner` (`MCP server "x"`, already escaped) does not have: `what` is "tool", "prompt", … */
 export function unknownOf(owner: string, what: string, name: string, candidates: readonly string[]): UsageError {
-	return new UsageError(`pi-mcp: ${owner} has no ${what} "${escapeName(name)}"${suggestion(name, candidates)}`);
+	return UsageError.said(`${owner} has no ${what} "${escapeName(name)}"${suggestion(name, candidates)}`);
 }
 
 /** `MCP server "name"`, escaped. */
@@ -93,8 +91,8 @@ async function withheldTool(
 	const change = review.pending.find((each) => each.kind === "tools" && (each.name === tool || escapeName(each.name) === tool));
 	if (!change) return undefined;
 	const fix = change.reason === "unreadable" ? `pi-mcp trust --reset ${server}` : `pi-mcp trust ${server}`;
-	return new UsageError(
-		`pi-mcp: tool "${escapeName(change.name)}" on ${serverWords(server)} is withheld until you approve it: ${WITHHELD[change.reason]}; review it with ${fix}`,
+	return UsageError.said(
+		`tool "${escapeName(change.name)}" on ${serverWords(server)} is withheld until you approve it: ${WITHHELD[change.reason]}; review it with ${fix}`,
 	);
 }
 

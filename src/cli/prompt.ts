@@ -28,7 +28,7 @@ function givenArguments(words: readonly string[]): Record<string, string> {
 	const given: Record<string, string> = {};
 	for (const word of words) {
 		const at = word.indexOf("=");
-		if (at <= 0) throw new UsageError(`pi-mcp prompt: "${stripTerminal(word)}" is not name=value\n\n${HELP.prompt}`, "prompt");
+		if (at <= 0) throw new UsageError(`pi-mcp prompt: "${stripTerminal(word)}" is not name=value`, "prompt", HELP.prompt);
 		given[word.slice(0, at)] = word.slice(at + 1);
 	}
 	return given;
@@ -60,7 +60,7 @@ async function checkedPrompt(
 export async function printPrompt(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, promptName, ...words] = args;
 	const server = entryOf(cli, name, "prompt").name;
-	if (!promptName) throw new UsageError(`pi-mcp prompt: give a server and a prompt\n\n${HELP.prompt}`, "prompt");
+	if (!promptName) throw new UsageError(`pi-mcp prompt: give a server and a prompt`, "prompt", HELP.prompt);
 	const given = givenArguments(words);
 	await checkedPrompt(cli, server, promptName, given);
 	const result = await slow(
@@ -68,7 +68,7 @@ export async function printPrompt(cli: ShellRun, args: readonly string[]): Promi
 		`getting ${promptName} from ${server}`,
 		fetchPrompt(cli.session, server, promptName, given, cli.signal),
 	).catch((error: unknown) => {
-		throw error instanceof MissingArguments ? new UsageError(`pi-mcp: ${error.message}`, "prompt") : error;
+		throw error instanceof MissingArguments ? UsageError.said(error.message, "prompt") : error;
 	});
 	if (cli.flags.json) {
 		cli.io.out(jsonLine({ server, prompt: promptName, description: result.description, messages: result.messages }, 2));
@@ -88,7 +88,7 @@ export async function printPrompt(cli: ShellRun, args: readonly string[]): Promi
 export async function printResource(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const [name, uri, ...extra] = args;
 	const server = entryOf(cli, name, "read").name;
-	if (!uri || extra.length > 0) throw new UsageError(`pi-mcp read: give a server and a URI\n\n${HELP.read}`, "read");
+	if (!uri || extra.length > 0) throw new UsageError(`pi-mcp read: give a server and a URI`, "read", HELP.read);
 	const result = await slow(cli, `reading ${uri}`, readResource(cli.session, server, uri, cli.signal));
 	if (cli.flags.json) {
 		cli.io.out(jsonLine({ server, uri, contents: result.contents }, 2));

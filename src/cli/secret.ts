@@ -25,7 +25,7 @@ const stored = () => import("../auth/stored.ts");
 const keyringStore = async () => (await import("../auth/keyring.ts")).keyringStore();
 
 function usage(message: string): UsageError {
-	return new UsageError(`pi-mcp secret: ${message}\n\n${HELP.secret}`, "secret");
+	return new UsageError(`pi-mcp secret: ${message}`, "secret", HELP.secret);
 }
 
 /** The resolved entry of `server` as Pi would run it here (the project file only with --approve). */
@@ -35,10 +35,9 @@ async function configOf(io: CliIo, flags: Flags, server: string | undefined, tru
 	const entry = snapshot.servers.find((each) => each.name === server);
 	if (!entry) {
 		const hint = flags.approve ? "" : " (the project file is read only with --approve)";
-		throw new UsageError(`pi-mcp: unknown MCP server "${escapeName(server)}"${hint}`, "secret");
+		throw UsageError.said(`unknown MCP server "${escapeName(server)}"${hint}`, "secret");
 	}
-	if (!entry.config)
-		throw new UsageError(`pi-mcp: ${entry.error ?? `server "${escapeName(server)}" has no usable configuration`}`);
+	if (!entry.config) throw UsageError.said(entry.error ?? `server "${escapeName(server)}" has no usable configuration`);
 	return entry.config;
 }
 
@@ -160,9 +159,7 @@ export async function moveSecrets(io: CliIo, flags: Flags, server: string, signa
 		if (literals.length === 0) return { result: [] };
 		const config = await configOf(io, flags, server, file.scope === "project");
 		if (config.source.kind !== file.scope) {
-			throw new UsageError(
-				`pi-mcp: server "${escapeName(server)}" of ${file.path} is not the one Pi runs here; nothing was moved`,
-			);
+			throw UsageError.said(`server "${escapeName(server)}" of ${file.path} is not the one Pi runs here; nothing was moved`);
 		}
 		const { storeSecret } = await stored();
 		const store = await keyringStore();

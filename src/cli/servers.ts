@@ -23,7 +23,7 @@ import { slow } from "./slow.ts";
 
 function needsOauth(cli: ShellRun, name: string | undefined, command: string): ServerConfig {
 	const config = oauthConfig(cli.config, entryOf(cli, name, command).name);
-	if (typeof config === "string") throw new UsageError(`pi-mcp: ${config}`);
+	if (typeof config === "string") throw UsageError.said(config);
 	return config;
 }
 
@@ -56,7 +56,7 @@ async function list(cli: ShellRun): Promise<number> {
 	if (cli.flags.json) {
 		const servers = cli.runtime.status().map((status) => ({
 			...status,
-			credentials: credentials.get(status.name),
+			credentials: credentials.get(status.name)?.text,
 			...(cli.shadowed.includes(status.name) ? { shadows: "user" } : {}),
 		}));
 		cli.io.out(jsonLine({ agentDir: cli.agentDir, servers, files: cli.config.files }, 2));
@@ -88,7 +88,7 @@ async function tools(cli: ShellRun, args: readonly string[]): Promise<number> {
  */
 async function search(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const query = args.join(" ").trim();
-	if (!query) throw new UsageError(`pi-mcp search: give a query\n\n${HELP.search}`, "search");
+	if (!query) throw new UsageError(`pi-mcp search: give a query`, "search", HELP.search);
 	const names = cli.runtime
 		.status()
 		.filter((status) => status.state !== "disabled" && status.state !== "invalid")
@@ -128,8 +128,7 @@ async function describe(cli: ShellRun, args: readonly string[]): Promise<number>
 	const [name, tool, ...extra] = args;
 	const entry = entryOf(cli, name, "describe");
 	const server = entry.name;
-	if (!tool || extra.length > 0)
-		throw new UsageError(`pi-mcp describe: give a server and a tool\n\n${HELP.describe}`, "describe");
+	if (!tool || extra.length > 0) throw new UsageError(`pi-mcp describe: give a server and a tool`, "describe", HELP.describe);
 	await slow(cli, `connecting to ${server}`, checkTool(cli.runtime, entry, tool, cli.signal));
 	if (cli.flags.json) {
 		const listed = await cli.runtime.tools(server, cli.signal);
@@ -168,7 +167,7 @@ async function call(cli: ShellRun, args: readonly string[]): Promise<number> {
 	const entry = entryOf(cli, name, "call");
 	const server = entry.name;
 	if (!tool || extra.length > 0)
-		throw new UsageError(`pi-mcp call: give a server, a tool and one JSON argument\n\n${HELP.call}`, "call");
+		throw new UsageError(`pi-mcp call: give a server, a tool and one JSON argument`, "call", HELP.call);
 	const value = callArguments(json ?? "{}");
 	if (typeof value !== "object" || value === null || Array.isArray(value)) {
 		throw new UsageError(`pi-mcp call: the arguments must be one JSON object, such as '{"text":"hi"}'`);

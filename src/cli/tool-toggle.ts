@@ -51,7 +51,7 @@ export async function toggleTool(
 	const hiddenLike = closeMatches(tool, change.after.excludeTools ?? []);
 	if (enabled && change.action === "unchanged" && hiddenLike.length > 0) {
 		const names = hiddenLike.map((name) => `"${escapeName(name)}"`).join(" or ");
-		throw new UsageError(`pi-mcp: tool "${escapeName(tool)}" of "${escapeName(server)}" is not hidden; did you mean ${names}?`);
+		throw UsageError.said(`tool "${escapeName(tool)}" of "${escapeName(server)}" is not hidden; did you mean ${names}?`);
 	}
 	if (flags.json) {
 		io.out(jsonLine({ ...change, warnings: change.warnings }, 2));

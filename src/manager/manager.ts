@@ -228,7 +228,7 @@ export async function openManager(ctx: ExtensionContext, session: Session, optio
 			},
 			refreshCredentials: () => {
 				credentialStates(view.config, session.auth).then((next) => {
-					if ([...next].some(([name, state]) => view.credentials.get(name) !== state)) {
+					if ([...next].some(([name, state]) => view.credentials.get(name)?.text !== state.text)) {
 						view.setCredentials(next);
 						redraw();
 					}

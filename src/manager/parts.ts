@@ -5,7 +5,7 @@
 import type { Theme } from "@earendil-works/pi-coding-agent";
 import { type KeybindingsManager, type TUI, truncateToWidth, visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { Tool } from "@modelcontextprotocol/client";
-import type { ServerStatus, Session } from "../contracts.ts";
+import type { CredentialState, ServerStatus, Session } from "../contracts.ts";
 import { errorText, type Words, wordedOf } from "../errors.ts";
 import type { ServerConfig } from "../schema.ts";
 import { type ListEvents, type Row, type RowList, rowList, windowTop } from "./list.ts";
@@ -140,11 +140,11 @@ export function statusOf(ui: Ui, name: string): ServerStatus | undefined {
 }
 
 /** The state to show: an idle or failed server missing a stored secret or a usable sign-in needs it. */
-export function stateOf(status: ServerStatus, credential: string | undefined): string {
-	const secret = /^needs secret \w+/.exec(credential ?? "")?.[0];
-	if (secret && (status.state === "idle" || status.state === "failed")) return secret;
-	const signIn = credential !== undefined && /^(not signed in|sign-in expired)/.test(credential);
-	return signIn && (status.state === "idle" || status.state === "failed") ? "needs sign-in" : status.state;
+export function stateOf(status: ServerStatus, credential: CredentialState | undefined): string {
+	if (!credential || (status.state !== "idle" && status.state !== "failed")) return status.state;
+	const [secret] = credential.missingSecrets;
+	if (secret !== undefined) return `needs secret ${secret}`;
+	return credential.needsSignIn ? "needs sign-in" : status.state;
 }
 
 /** The facts after the state: transport, protocol, tool count. */

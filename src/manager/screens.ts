@@ -202,22 +202,21 @@ function login(ui: Ui, name: string, config: ServerConfig): void {
 			ui.tui.requestRender();
 		},
 	);
-	const credential = () => ui.view.credentials.get(name) ?? "";
+	const credential = () => ui.view.credentials.get(name)?.text ?? "";
 	const text = () => `${link}\n\nCredentials: ${credential()}`;
 	ui.push(textScreen(ui, `${escapeName(name)}: sign in`, text));
 }
 
 function connect(ui: Ui, name: string): void {
 	const again = statusOf(ui, name)?.state !== "idle";
-	const [doing, done] = again ? ["Reconnecting", "Reconnected"] : ["Connecting", "Connected"];
+	const [act, doing, done] = again ? ["Reconnect", "Reconnecting", "Reconnected"] : ["Connect", "Connecting", "Connected"];
 	show(ui, `${doing} ${escapeName(name)}…`);
 	ui.session.runtime
 		.reset(name)
 		.then(() => ui.session.runtime.connect(name))
 		.then(
 			// A failure is in the header's error lines: the message only says how it ended.
-			(after) =>
-				show(ui, after.state === "ready" ? `${done}: ${after.state} · ${facts(after)}` : `${doing.replace(/ing$/, "")} failed.`),
+			(after) => show(ui, after.state === "ready" ? `${done}: ${after.state} · ${facts(after)}` : `${act} failed.`),
 			(error: Error) => show(ui, sanitize(managerText(error))),
 		);
 }
@@ -242,7 +241,7 @@ function header(ui: Ui, name: string, width: number, note: string | undefined): 
 		`${theme.fg("accent", theme.bold(escapeName(name)))}  ${theme.fg(stateColor(state), line)}`,
 		...(status.description ? [theme.fg("muted", oneLine(status.description, 200))] : []),
 		theme.fg("muted", `source: ${source}`),
-		...(credential ? [theme.fg("muted", `credentials: ${credential}`)] : []),
+		...(credential ? [theme.fg("muted", `credentials: ${credential.text}`)] : []),
 		...errorLines.map((each) => theme.fg("error", each)),
 		...(status.instructions ? [theme.fg("muted", `instructions: ${oneLine(status.instructions, 300)}`)] : []),
 		...(note ? [theme.fg("warning", note)] : []),

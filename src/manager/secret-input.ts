@@ -11,11 +11,11 @@ import { type Choice, managerText, type Screen, show, type Ui } from "./parts.ts
 export function secretChoices(ui: Ui, name: string): Choice[] {
 	const config = ui.view.config.servers.find((entry) => entry.name === name)?.config;
 	if (!config) return [];
-	const credential = ui.view.credentials.get(name) ?? "";
+	const missing = ui.view.credentials.get(name)?.missingSecrets ?? [];
 	return secretNames(config).map((secret) => ({
 		value: `secret:${secret}`,
 		label: `Set secret ${secret}`,
-		description: credential.includes(`needs secret ${secret}`)
+		description: missing.includes(secret)
 			? "not stored: type it (hidden); it goes to the OS keyring"
 			: "replace the stored value (typed hidden, kept in the OS keyring)",
 	}));

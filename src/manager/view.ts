@@ -3,6 +3,7 @@
  * one-line message. A screen's own state (its scroll position, what it loaded) lives in the function that
  * makes the screen.
  */
+import type { CredentialState } from "../contracts.ts";
 import type { ConfigSnapshot } from "../schema.ts";
 
 /**
@@ -11,7 +12,7 @@ import type { ConfigSnapshot } from "../schema.ts";
  */
 export class View<S> {
 	#stack: readonly S[] = [];
-	#credentials: ReadonlyMap<string, string> = new Map();
+	#credentials: ReadonlyMap<string, CredentialState> = new Map();
 	#config: ConfigSnapshot;
 	#message: string | undefined;
 
@@ -23,7 +24,7 @@ export class View<S> {
 		return this.#stack;
 	}
 
-	get credentials(): ReadonlyMap<string, string> {
+	get credentials(): ReadonlyMap<string, CredentialState> {
 		return this.#credentials;
 	}
 
@@ -45,7 +46,7 @@ export class View<S> {
 		return this.#stack.length;
 	}
 
-	setCredentials(credentials: ReadonlyMap<string, string>): void {
+	setCredentials(credentials: ReadonlyMap<string, CredentialState>): void {
 		this.#credentials = credentials;
 	}
 

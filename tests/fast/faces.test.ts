@@ -74,9 +74,13 @@ describe("the model's words (src/catalog/)", () => {
 describe("the manager's words (src/manager/parts.ts)", () => {
 	test("state: a missing secret or sign-in shows for an idle or failed server only; colours by state", () => {
 		const idle = status({ name: "gh", state: "idle" });
-		assert.equal(stateOf(idle, "needs secret GH_TOKEN (pi-mcp secret set)"), "needs secret GH_TOKEN");
-		assert.equal(stateOf(idle, "not signed in"), "needs sign-in");
-		assert.equal(stateOf(status({ name: "gh", state: "ready" }), "sign-in expired"), "ready");
+		const credential = (missingSecrets: readonly string[], needsSignIn: boolean) => ({ missingSecrets, needsSignIn, text: "…" });
+		assert.equal(stateOf(idle, credential(["GH_TOKEN", "OTHER"], true)), "needs secret GH_TOKEN");
+		assert.equal(stateOf(idle, credential([], true)), "needs sign-in", "also when its stored secrets are all there");
+		assert.equal(stateOf(status({ name: "gh", state: "failed" }), credential([], true)), "needs sign-in");
+		assert.equal(stateOf(idle, credential([], false)), "idle");
+		assert.equal(stateOf(idle, undefined), "idle");
+		assert.equal(stateOf(status({ name: "gh", state: "ready" }), credential(["GH_TOKEN"], true)), "ready");
 		assert.deepEqual(["ready", "failed", "invalid", "connecting", "needs sign-in", "disabled", "idle"].map(stateColor), [
 			"success",
 			"error",
@@ -143,7 +147,9 @@ describe("the shell's names (src/cli/)", () => {
 			assert.throws(
 				() => entryOf(lookup, undefined, "tools"),
 				(error: unknown) =>
-					error instanceof UsageError && error.message.startsWith("pi-mcp tools: name a server\n\nUsage: pi-mcp tools"),
+					error instanceof UsageError &&
+					error.message === "pi-mcp tools: name a server" &&
+					error.help?.startsWith("Usage: pi-mcp tools") === true,
 			);
 		});
 	});
