@@ -16,18 +16,15 @@
  */
 import type { AuthProvider, InsufficientScopeError } from "@modelcontextprotocol/client";
 import { dpopBound } from "./auth/dpop.ts";
-import { KeyringUnavailable, type SecretStore } from "./auth/keyring.ts";
+import type { SecretStore } from "./auth/keyring.ts";
 import { MachineToken } from "./auth/machine-token.ts";
 import { hostProvider } from "./auth/oauth-provider.ts";
 import {
 	type AuthContext,
 	createContext,
 	deadline,
-	expired,
 	fetchWith,
-	keyring,
 	missingVariable,
-	readRecord,
 	recordAccount,
 	rotated,
 	usable,
@@ -43,10 +40,11 @@ import {
 	signInScope,
 	translate,
 } from "./auth/signin.ts";
-import { secretsState, storeSecret, withStoredSecrets } from "./auth/stored.ts";
-import type { Auth, CredentialState, TransportAuth } from "./contracts.ts";
+import { credentialState, kind } from "./auth/state.ts";
+import { storeSecret, withStoredSecrets } from "./auth/stored.ts";
+import type { Auth, TransportAuth } from "./contracts.ts";
 import { AuthRequired, PI_WORDS, SetupFailed, type Words } from "./errors.ts";
-import { type LoginService, minutes } from "./login.ts";
+import type { LoginService } from "./login.ts";
 import type { HttpServerConfig, ServerConfig } from "./schema.ts";
 import { loadSdk } from "./sdk.ts";
 
@@ -219,12 +217,6 @@ function prepareBearer(ctx: AuthContext, config: ServerConfig): AuthProvider {
 	return { token: async () => token };
 }
 
-function kind(config: ServerConfig): "none" | "bearer" | "machine" | "interactive" {
-	if (config.auth === "bearer") return "bearer";
-	if (config.auth !== "oauth") return "none";
-	return config.oauth?.grantType === "client_credentials" ? "machine" : "interactive";
-}
-
 function httpOf(config: ServerConfig): HttpServerConfig {
 	if (config.transport !== "http")
 		throw new SetupFailed(config.name, `MCP server "${config.name}": authentication needs an HTTP "url"`);
@@ -274,51 +266,6 @@ async function stepUp(parts: Parts, config: ServerConfig, error: InsufficientSco
 	});
 	if (!link) throw new Error("step-up produced no link");
 	return link;
-}
-
-/** See `Auth.credentialState`: the stored secrets the entry needs first ("needs secret NAME"), then its sign-in. */
-async function credentialState(ctx: AuthContext, config: ServerConfig): Promise<CredentialState> {
-	const secrets = await secretsState(ctx.store, config, deadline(config));
-	const missingSecrets = secrets?.missing ?? [];
-	if (secrets !== undefined && config.auth === undefined) return { missingSecrets, needsSignIn: false, text: secrets.text };
-	const auth = await authState(ctx, config);
-	const text = secrets === undefined ? auth.text : `${secrets.text}; ${auth.text}`;
-	return { missingSecrets, needsSignIn: auth.needsSignIn === true, text };
-}
-
-type AuthState = Readonly<{ text: string; needsSignIn?: true }>;
-
-async function authState(ctx: AuthContext, config: ServerConfig): Promise<AuthState> {
-	const { env, store, now } = ctx;
-	const mode = kind(config);
-	if (mode === "none") return { text: "no authentication" };
-	if (mode === "bearer") {
-		const set = config.bearerTokenEnv && env[config.bearerTokenEnv];
-		return { text: set ? `bearer token from ${config.bearerTokenEnv}` : `bearer token: ${config.bearerTokenEnv} is not set` };
-	}
-	const account = recordAccount(config);
-	if (mode === "machine") {
-		const variable = config.oauth?.clientSecretEnv;
-		if (!variable || !env[variable]) return { text: `client credentials: ${variable} is not set` };
-		const held = ctx.get(account).machine;
-		return { text: held ? "client credentials (token in memory)" : "client credentials (token fetched on connect)" };
-	}
-	const signal = deadline(config);
-	const record = await keyring(readRecord(store, account, signal), signal).catch((error: unknown) => {
-		if (error instanceof KeyringUnavailable) return "unavailable" as const;
-		throw error;
-	});
-	if (record === "unavailable") return { text: "keyring unavailable" };
-	const pending = ctx.get(account).flow;
-	const waiting =
-		pending && now() <= pending.expiresAt ? `; sign-in link pending (valid for ${minutes(pending.expiresAt - now())})` : "";
-	if (!record?.tokens) return { text: `not signed in${waiting}`, needsSignIn: true };
-	const bound = record.dpop !== undefined && dpopBound(record.tokens);
-	if (record.expiresAt === undefined) return { text: `signed in${bound ? " (DPoP-bound)" : ""}${waiting}` };
-	const expiry = `expires in ${minutes(record.expiresAt - now())}${bound ? "; DPoP-bound" : ""}`;
-	if (!expired(record, now())) return { text: `signed in (${expiry})${waiting}` };
-	if (record.tokens.refresh_token) return { text: `signed in (token expired; refreshed on next use)${waiting}` };
-	return { text: `sign-in expired${waiting}`, needsSignIn: true };
 }
 
 export function createAuth(options: AuthOptions): Auth {
