@@ -104,10 +104,10 @@ export async function credentialStates(
 		entry.config?.auth || (entry.config && secretNames(entry.config).length > 0) ? [entry.config] : [],
 	);
 	const states = await Promise.all(
-		withAuth.map(async (server) => {
-			const unread = (error: Error): CredentialState => ({ missingSecrets: [], needsSignIn: false, text: error.message });
-			return [server.name, await auth.credentialState(server).catch(unread)] as const;
-		}),
+		withAuth.map(async (server) => [server.name, await auth.credentialState(server).catch(unread)] as const),
 	);
 	return new Map(states);
 }
+
+/** A state that could not be read: its error is the line, and nothing is known to be missing. */
+const unread = (error: Error): CredentialState => ({ missingSecrets: [], needsSignIn: false, text: error.message });
